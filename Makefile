@@ -1,0 +1,76 @@
+# The book's two entry points on a fresh machine:  `make book`  and  `make test`  (each installs first).
+# Everything runs in .venv with the pinned requirements.txt. On a GPU machine without the venv (e.g. the
+# recorded-H200 runs) use `make test-gpu PY=python3`.
+SHELL := /bin/bash
+VENV  ?= .venv
+PY    ?= $(VENV)/bin/python
+JOBS  ?= 2
+NB    ?=
+export BOOK_QUIET := 1
+export PYTHONHASHSEED := 0
+
+.PHONY: help install notebooks check glossary static book test unit nbval bench record-h200 test-gpu clean
+
+help:
+	@echo "make book      install, then build the static book into _build/html"
+	@echo "make test      install, then unit tests + nbval of every notebook + strict book build + pairing check"
+	@echo "make notebooks [NB=chapters/01-overview]   execute .md -> .ipynb (the stored outputs)"
+	@echo "make check     pairing check only (fails naming the chapter that drifted)"
+	@echo "make test-gpu PY=python3   on a GPU machine: helpers' tests + every notebook executed fresh on the GPU"
+	@echo "make record-h200 PY=python3   on the H200: write reference JSON under assets/measurements/h200/"
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -r requirements.txt
+	$(VENV)/bin/python -m pip install -q --no-deps -e .
+	touch $@
+
+install: $(VENV)/.installed
+
+notebooks: install glossary
+	$(PY) scripts/notebooks.py execute $(NB)
+
+check: install
+	$(PY) scripts/notebooks.py check
+	$(PY) scripts/glossary.py --check
+
+glossary: install
+	$(PY) scripts/glossary.py
+
+static: install
+	$(PY) -c "import plotly, pathlib, shutil; src = pathlib.Path(plotly.__file__).parent / 'package_data' / 'plotly.min.js'; shutil.copy(src, '_static/plotly.min.js')"
+
+book: install glossary static
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@echo "book: $$(pwd)/_build/html/index.html"
+
+unit: install
+	$(PY) -m pytest -q -n $(JOBS) tests
+
+nbval: install
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --nbval --nbval-current-env \
+	  --nbval-sanitize-with nbval_sanitize.cfg -p no:randomly --durations=0 \
+	  $$($(PY) scripts/notebooks.py list)
+
+test: install
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory check && \
+	$(MAKE) --no-print-directory unit && \
+	$(MAKE) --no-print-directory nbval && \
+	$(MAKE) --no-print-directory book && \
+	echo "make test: all passed in $$(( $$(date +%s) - start )) s"
+
+bench: install
+	$(PY) scripts/bench.py
+
+# ---- GPU machine targets (no venv: the machine's own torch/cupy/NCCL; notebook stack from wheels) ----
+test-gpu:
+	$(PY) -m pytest -q tests
+	$(PY) scripts/notebooks.py run-fresh --out $${OUT:-_build/fresh}
+
+record-h200:
+	$(PY) scripts/record.py --dest assets/measurements/h200
+
+clean:
+	rm -rf _build
