@@ -393,9 +393,14 @@ def format_report(r: DeviceReport) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers.device", description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--out", metavar="FILE", help="save the report as a measurement document (with provenance)")
     args = ap.parse_args(argv)
     r = detect()
     print(json.dumps(r.to_dict(), indent=2) if args.json else format_report(r))
+    if args.out:
+        from helpers import results  # only the CLI needs it; this module stays the lowest layer
+
+        results.save(results.document([r.to_dict()], "device"), args.out)
     return 0
 
 

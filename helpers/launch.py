@@ -300,7 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         dist.destroy_process_group()
         return 0
-    res = spawn(hello, a.world_size, backend=a.backend, timeout_s=a.timeout)
+    from helpers.launch import hello as importable_hello  # under `python -m`, this file is __main__
+
+    res = spawn(importable_hello, a.world_size, backend=a.backend, timeout_s=a.timeout)
     print(f"# {res.backend_reason}")
     for r in res.results:
         print(json.dumps(r))

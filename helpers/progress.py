@@ -20,7 +20,10 @@ def quiet() -> bool:
 
 
 def _in_kernel() -> bool:
-    return "ipykernel" in sys.modules
+    if "IPython" not in sys.modules:
+        return False
+    ip = sys.modules["IPython"].get_ipython()
+    return ip is not None and hasattr(ip, "kernel")
 
 
 def progress(items: Iterable[T], desc: str = "", total: int | None = None) -> Iterator[T]:

@@ -26,6 +26,14 @@ from typing import Any
 SCHEMA = 1
 
 
+def _command_line() -> list[str]:
+    """The command as typed: ``python -m helpers.x …`` rather than the module's file path."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("python")
+    if argv0.suffix == ".py" and argv0.parent.name == "helpers":
+        return ["python", "-m", f"helpers.{argv0.stem}", *sys.argv[1:]]
+    return [os.path.basename(sys.executable), *sys.argv]
+
+
 def provenance(command: Sequence[str] | None = None) -> dict[str, Any]:
     """Where and how a measurement ran. Detection is done once here, never typed by hand."""
     from helpers import device
@@ -33,7 +41,7 @@ def provenance(command: Sequence[str] | None = None) -> dict[str, Any]:
     rep = device.detect()
     g = rep.gpus[0] if rep.gpus else None
     return {
-        "command": " ".join(command if command is not None else [os.path.basename(sys.executable), *sys.argv]),
+        "command": " ".join(command if command is not None else _command_line()),
         "host": socket.gethostname(),
         "date_utc": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "device": g.name if g else f"CPU: {rep.cpu.model}",

@@ -9,6 +9,7 @@ This module imports no other helper.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +56,14 @@ def nvlinks(cell: str) -> int:
     return int(cell[2:]) if cell.startswith("NV") and cell[2:].isdigit() else 0
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def parse_topo_matrix(text: str) -> Topology | None:
-    """Parse the tab-separated matrix ``nvidia-smi topo -m`` prints; None if there is none in ``text``."""
+    """Parse the tab-separated matrix ``nvidia-smi topo -m`` prints; None if there is none in ``text``.
+
+    On a terminal nvidia-smi underlines the header with ANSI escapes; they are stripped first."""
+    text = _ANSI.sub("", text)
     lines = [ln.rstrip("\n") for ln in text.splitlines() if not ln.startswith("#")]
     head_i = next((i for i, ln in enumerate(lines) if "\t" in ln and ln.split("\t")[1:2]
                    and ln.split("\t")[1].strip().startswith("GPU")), None)
