@@ -9,7 +9,7 @@ NB    ?=
 export BOOK_QUIET := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: help install notebooks check glossary static book test unit nbval bench record-h200 test-gpu clean
+.PHONY: help install notebooks check glossary static book test unit nbval bench bench-io record-h200 test-gpu clean
 
 help:
 	@echo "make book      install, then build the static book into _build/html"
@@ -63,6 +63,9 @@ test: install
 
 bench: install
 	$(PY) scripts/bench.py
+
+bench-io: install
+	$(PY) scripts/bench_io.py
 
 # ---- GPU machine targets (no venv: the machine's own torch/cupy/NCCL; notebook stack from wheels) ----
 test-gpu:

@@ -26,7 +26,9 @@ def main() -> int:
     dest = (ROOT / a.dest).resolve()
     dest.mkdir(parents=True, exist_ok=True)
     only = {s for s in a.only.split(",") if s}
-    env = {**os.environ, "PY": sys.executable, "DEST": str(dest), "NCCL_NVLS_ENABLE": "0", "BOOK_QUIET": "1"}
+    # DEST relative to the repo root when it lies inside it, so recorded commands read as a reader would type them
+    shown = os.path.relpath(dest, ROOT) if dest.is_relative_to(ROOT) else str(dest)
+    env = {**os.environ, "PY": sys.executable, "DEST": shown, "NCCL_NVLS_ENABLE": "0", "BOOK_QUIET": "1"}
     failed = []
     for script in sorted((ROOT / "scripts" / "record").glob("*.sh")):
         if only and script.stem not in only:
