@@ -137,31 +137,68 @@ def run_all(quick: bool = False, skipped: list | None = None) -> list:
 
 
 def summary(records) -> list[dict]:
-    """One row per headline: best of each kind (and dtype), with % of peak where known."""
+    """The headline of each benchmark, one row each: ``what`` is a stable key (e.g. "GEMM bf16") so that two
+    machines' summaries can be joined; ``detail`` says which shape, op or size gave the best value."""
     rows = []
     get = gemm._get
+
+    def row(what, detail, value, unit, pct, ratio=None):
+        rows.append({"what": what, "detail": detail, "value": value, "unit": unit, "pct_of_peak": pct,
+                     "ratio_to_plain": ratio})
+
     for dt in gemm.DTYPES:
         r = gemm.best(records, dt)
         if r is not None:
-            rows.append({"what": f"GEMM {dt} (best shape {get(r, 'shape')})", "value": get(r, "tflops"),
-                         "unit": "TFLOP/s", "pct_of_peak": get(r, "pct_of_peak"),
-                         "ratio_to_plain": gemm.ratio_to_plain(records, dt)})
+            row(f"GEMM {dt}", f"best shape {get(r, 'shape')}", get(r, "tflops"), "TFLOP/s", get(r, "pct_of_peak"),
+                gemm.ratio_to_plain(records, dt))
     for level in ("memory", "cache"):
         r = membw.best(records, level)
         if r is not None:
-            rows.append({"what": f"{level} bandwidth ({get(r, 'backend')} {get(r, 'op')})", "value": get(r, "bw_GBps"),
-                         "unit": "GB/s", "pct_of_peak": get(r, "pct_of_peak"), "ratio_to_plain": None})
+            row(f"{level} bandwidth", f"{get(r, 'backend')} {get(r, 'op')}, {get(r, 'n_elements')} fp32",
+                get(r, "bw_GBps"), "GB/s", get(r, "pct_of_peak"))
     for pinned in (True, False):
         cs = [r for r in records if get(r, "kind") == "copy" and get(r, "pinned") == pinned]
         for direction in sorted({get(r, "direction") for r in cs}):
             r = max((c for c in cs if get(c, "direction") == direction), key=lambda c: get(c, "best_bw_GBps"))
-            rows.append({"what": f"copy {direction} {'pinned' if pinned else 'pageable'}",
-                         "value": get(r, "best_bw_GBps"), "unit": "GB/s", "pct_of_peak": get(r, "pct_of_peak"),
-                         "ratio_to_plain": None})
+            row(f"copy {direction} {'pinned' if pinned else 'pageable'}", f"{get(r, 'size_bytes')} B",
+                get(r, "best_bw_GBps"), "GB/s", get(r, "pct_of_peak"))
     for r in (r for r in records if get(r, "kind") == "hpl"):
-        rows.append({"what": f"HPL-style solve n={get(r, 'n')}", "value": get(r, "tflops"), "unit": "TFLOP/s",
-                     "pct_of_peak": get(r, "pct_of_peak"), "ratio_to_plain": None})
+        row("HPL-style fp64 solve", f"n = {get(r, 'n')}", get(r, "tflops"), "TFLOP/s", get(r, "pct_of_peak"))
     return rows
+
+
+def node_diagram(gpu: str = "NVIDIA H200"):
+    """Which benchmark measures which part of a GPU node, with the datasheet limit of each (helpers.specs)."""
+    from helpers import plotting, specs
+
+    s = specs.lookup(gpu, warn=False)
+    if s is None:
+        raise ValueError(f"gpu={gpu!r} is not in helpers/data/gpu_specs.yaml: pass a name it knows, e.g. 'H200'")
+    boxes = {"GPU: Tensor Cores, SMs": (0.6, 3.2), "HBM": (0.6, 1.4), "other GPUs": (3.2, 3.2), "CPU": (3.2, 1.4),
+             "DRAM": (5.8, 1.4), "NIC → other nodes": (5.8, 3.2), "NVMe, file system": (3.2, -0.2)}
+    links = [("GPU: Tensor Cores, SMs", "HBM", "bench membw", f"{s.hbm_GBps:,.0f} GB/s"),
+             ("HBM", "CPU", "bench copy", f"PCIe gen{s.pcie_gen} x{s.pcie_lanes}: {s.pcie_GBps:.0f} GB/s each way"),
+             ("GPU: Tensor Cores, SMs", "other GPUs", "all-reduce, nccl-tests", f"NVLink {s.nvlink_GBps:,.0f} GB/s"),
+             ("CPU", "DRAM", "STREAM on the host", ""), ("CPU", "NIC → other nodes", "iperf, ib_write_bw", ""),
+             ("CPU", "NVMe, file system", "fio, helpers.iobench", "")]
+    fig = plotting.figure(title=f"What each benchmark measures, with the {s.name} datasheet limits", height=460)
+    for a, b, what, limit in links:
+        (x0, y0), (x1, y1) = boxes[a], boxes[b]
+        fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", line=dict(color=plotting.SPEC, width=3),
+                        hoverinfo="skip", showlegend=False)
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=f"<b>{what}</b><br>{limit}", showarrow=False,
+                           font=dict(size=11), bgcolor="rgba(255,255,255,0.9)")
+    for name, (x, y) in boxes.items():
+        fig.add_shape(type="rect", x0=x - 0.6, x1=x + 0.6, y0=y - 0.3, y1=y + 0.3,
+                      line=dict(color=plotting.LIVE), fillcolor="#eaf1f7")
+        fig.add_annotation(x=x, y=y, text=name, showarrow=False, font=dict(size=12))
+    fig.add_annotation(x=0.6, y=3.75, showarrow=False, font=dict(size=11),
+                       text=f"<b>bench gemm</b>: {s.bf16_tflops:,.0f} TFLOP/s bf16 dense")
+    fig.add_annotation(x=3.2, y=4.25, showarrow=False, font=dict(size=12),
+                       text="<b>whole system</b>: HPL (fp64 solve), MLPerf (time to train, queries/s)")
+    fig.update_xaxes(visible=False, range=[-0.2, 6.6])
+    fig.update_yaxes(visible=False, range=[-0.7, 4.5])
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,9 @@ the small-files vs one-shard read cost is also used in chapter 04).
     python -m helpers.dataload --dir /tmp --samples 4096 --workers 0,1,2 --batch 64,256 --json
     python -m helpers.dataload --dir /tmp --workers 0,2,4,8,16 --pin 0,1 --out assets/measurements/h200/dataload.json
 
+On a GPU machine the CLI also copies every batch to the GPU (``non_blocking`` when pinned), so ``pin_memory``
+shows its effect; on a CPU machine ``pin_memory`` is ignored (it needs a CUDA context) and records say False.
+
 The same ``n_samples`` images (uint8, C×H×W, smooth gradients plus seeded noise, so they compress like real
 pictures) and labels are written as
 
@@ -43,7 +46,7 @@ def synth_images(n_samples: int, shape=(3, 32, 32), seed: int = 0, n_classes: in
     angle = rng.uniform(0, 2 * np.pi, n_samples).astype(np.float32)[:, None, None]
     ramp = (np.cos(angle) * xx / w + np.sin(angle) * yy / h)[:, None]            # (N, 1, H, W)
     colour = rng.uniform(40, 200, (n_samples, c, 1, 1)).astype(np.float32)
-    noise = rng.normal(0, 6, (n_samples, c, h, w)).astype(np.float32)
+    noise = rng.normal(0, 3, (n_samples, c, h, w)).astype(np.float32)
     imgs = np.clip(colour + 50 * ramp + noise, 0, 255).astype(np.uint8)
     return imgs, rng.integers(0, n_classes, n_samples).astype(np.int64)
 
@@ -102,7 +105,9 @@ class _Base:
 
         if self.latency_ms:
             time.sleep(self.latency_ms / 1e3)        # simulated remote-storage first-byte latency
-        x = torch.from_numpy(np.ascontiguousarray(self.read(int(i)))).float().div_(255.0)
+        a = self.read(int(i))
+        a = a if a.flags.writeable else np.array(a)       # memmap/frombuffer views are read-only
+        x = torch.from_numpy(a).float().div_(255.0)
         return x, int(self.labels[i])
 
 
@@ -133,20 +138,20 @@ class ZShardDataset(_Base):
         super().__init__(root, latency_ms)
         self.offsets = np.load(self.root / "zshard_index.npy")
         self.codec = codec or compress.best_available()
-        self._f = None
+        self._fd = self._c = None
 
     def read(self, i):
         from helpers import compress
 
-        if self._f is None:                          # one file handle per process (workers fork after init)
-            self._f = open(self.root / "zshard.bin", "rb")
+        if self._fd is None:            # os.pread keeps no file offset, so forked workers may share the fd
+            self._fd = os.open(self.root / "zshard.bin", os.O_RDONLY)
+            self._c = compress.codec(self.codec)
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        self._f.seek(a)
-        raw = compress.codec(self.codec).decompress(self._f.read(b - a))
+        raw = self._c.decompress(os.pread(self._fd, b - a, a))
         return np.frombuffer(raw, dtype=np.uint8).reshape(self.shape)
 
-    def __getstate__(self):
-        return {**self.__dict__, "_f": None}
+    def __getstate__(self):             # pickled for spawn-started workers: each opens its own
+        return {**self.__dict__, "_fd": None, "_c": None}
 
 
 def make(fmt: str, root, latency_ms: float = 0.0):
@@ -200,14 +205,19 @@ class LoaderResult:
     samples_per_s: float
     MB_per_s: float                 # decoded float32 bytes delivered per second, 1 MB = 1e6 B
     simulated_latency_ms: float
+    to_device: str                  # where each batch was copied ("cpu": not copied)
 
 
 def measure(dataset, *, fmt: str = "?", batch_size: int = 64, num_workers: int = 0, pin_memory: bool = False,
-            prefetch_factor: int | None = 2, epochs: int = 1, latency_ms: float = 0.0) -> list[LoaderResult]:
+            prefetch_factor: int | None = 2, epochs: int = 1, latency_ms: float = 0.0,
+            to_device=None) -> list[LoaderResult]:
     """Iterate a DataLoader over ``dataset`` for ``epochs`` epochs (workers persist across epochs); one
-    record per epoch. ``pin_memory`` is honoured only when a GPU exists (it needs a CUDA context)."""
+    record per epoch. ``pin_memory`` is honoured only when a GPU exists (it needs a CUDA context). With
+    ``to_device`` (a CUDA device) every batch is also copied there, ``non_blocking`` when pinned."""
     import torch
     from torch.utils.data import DataLoader
+
+    dev = torch.device(to_device) if to_device is not None else torch.device("cpu")
 
     if num_workers < 0 or batch_size < 1:
         raise ValueError(f"num_workers={num_workers}, batch_size={batch_size}: need workers ≥ 0, batch ≥ 1")
@@ -221,18 +231,22 @@ def measure(dataset, *, fmt: str = "?", batch_size: int = 64, num_workers: int =
         t0 = time.perf_counter()
         n, first = 0, None
         for x, _ in loader:
+            if dev.type == "cuda":
+                x = x.to(dev, non_blocking=pin)
             n += x.shape[0]
             if first is None:
                 first = time.perf_counter() - t0
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
         dt = time.perf_counter() - t0
         out.append(LoaderResult(fmt, batch_size, num_workers, pin, pf, epoch, n, round(dt, 4), round(first, 4),
-                                round(n / dt, 1), round(n * sample_bytes / dt / 1e6, 2), latency_ms))
+                                round(n / dt, 1), round(n * sample_bytes / dt / 1e6, 2), latency_ms, str(dev)))
     del loader                                        # shuts the persistent workers down
     return out
 
 
 def sweep(root, formats=("shard",), workers=(0, 1, 2), batch_sizes=(64,), pins=(False,), prefetch=(2,),
-          latency_ms: float = 0.0, epochs: int = 1) -> list[LoaderResult]:
+          latency_ms: float = 0.0, epochs: int = 1, to_device=None) -> list[LoaderResult]:
     """Every combination; prefetch factors only vary when there are workers."""
     from helpers.progress import progress
 
@@ -241,7 +255,7 @@ def sweep(root, formats=("shard",), workers=(0, 1, 2), batch_sizes=(64,), pins=(
     recs = []
     for f, w, b, p, pf in progress(combos, "dataloader sweep"):
         recs += measure(make(f, root, latency_ms), fmt=f, batch_size=b, num_workers=w, pin_memory=p,
-                        prefetch_factor=pf, epochs=epochs, latency_ms=latency_ms)
+                        prefetch_factor=pf, epochs=epochs, latency_ms=latency_ms, to_device=to_device)
     return recs
 
 
@@ -301,13 +315,16 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--formats {a.formats!r}: use a comma-separated subset of {FORMATS}")
     if a.dir and not Path(a.dir).is_dir():
         ap.error(f"--dir {a.dir!r} is not an existing directory")
+    from helpers.device import pick_device
+
+    dev, why = pick_device()                     # on a GPU machine every batch is also copied to the GPU
     with dataset_dir(a.dir, n_samples=a.samples) as info:
         recs = sweep(info["root"], fmts, a.workers, a.batch, tuple(bool(p) for p in a.pin), a.prefetch,
-                     a.latency_ms)
+                     a.latency_ms, to_device=dev if dev.type == "cuda" else None)
         costs = [results.to_dict(c) for c in read_cost(info["root"], "cold") + read_cost(info["root"], "warm")]
     results.emit(recs, "dataload", a, columns=["fmt", "batch_size", "num_workers", "pin_memory", "prefetch_factor",
                                                "samples_per_s", "MB_per_s", "first_batch_s"],
-                 dataset={k: v for k, v in info.items() if k != "root"}, read_cost=costs)
+                 dataset={k: v for k, v in info.items() if k != "root"}, read_cost=costs, device_choice=why)
     return 0
 
 

@@ -12,8 +12,8 @@ compute/accelerator/benchmarks/mamf-finder.py, benchmark version 2):
   (through ``helpers.timing.time_fn``); the fastest gives the *best* rate, the median the *typical* one.
 
 Here the iteration counts shrink for slow shapes so that a sweep fits a time budget (never fewer than 10
-timed iterations), and every shape is also timed the "plain" way — ``A @ B`` with no cache flush — so the
-ratio MAMF / plain shows the method costs nothing. FP8 goes through ``torch._scaled_mm`` (unit scales,
+timed iterations on a GPU, 5 on a CPU), and every shape is also timed the "plain" way — ``torch.matmul(A, B.T)``: no ``out=``, no
+cache flush — so the ratio MAMF / plain shows the method costs nothing. FP8 goes through ``torch._scaled_mm`` (unit scales,
 bf16 output) where the GPU has FP8 Tensor Cores; TF32 is fp32 storage with ``torch.set_float32_matmul_precision
 ("high")`` on a GPU. % of peak uses ``helpers.specs`` (the datasheet's dense figure); a CPU has no row there,
 so its ``pct_of_peak`` is null with the reason in ``peak_note``.
@@ -41,7 +41,7 @@ CPU_SHAPES = ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024))
 @dataclass(frozen=True)
 class GemmResult:
     kind: str                 # "gemm"
-    method: str               # "mamf": torch.mm(A, B.T, out=C), cache flushed · "plain": A @ B, no flush
+    method: str               # "mamf": torch.mm(A, B.T, out=C), cache flushed · "plain": matmul, no flush
     dtype: str
     m: int
     n: int
@@ -131,17 +131,22 @@ def _operands(m: int, n: int, k: int, dtype: str, dev: torch.device, seed: int):
     return A, B, C, C_rand
 
 
-def _calls(A, B, C, dtype: str):
-    """(mamf_call, plain_call) for one shape. fp8 has no plain matmul: both go through _scaled_mm."""
+def _calls(A, B, C, dtype: str, plain_layout: str = "nt"):
+    """(mamf_call, plain_call) for one shape. fp8 has no plain matmul: both go through _scaled_mm.
+
+    ``plain_layout`` "nt" times ``torch.matmul(A, B.T)`` (the same operands as MAMF, so the ratio isolates the
+    method); "nn" times ``A @ B2`` with B2 = B.T made contiguous, (k, n) row-major — the layout most code has."""
+    if plain_layout not in ("nt", "nn"):
+        raise ValueError(f"plain_layout={plain_layout!r}: use 'nt' (A @ B.T) or 'nn' (A @ B2, B2 (k, n))")
     if dtype == "fp8":
         one = torch.ones((), device=A.device, dtype=torch.float32)
         mm = lambda: torch._scaled_mm(A, B.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
         return mm, mm
-    Bkn = B.t().contiguous()                      # (k, n): the layout a plain A @ B sees
-    return (lambda: torch.mm(A, B.t(), out=C)), (lambda: torch.matmul(A, Bkn))
+    Bp = B.t() if plain_layout == "nt" else B.t().contiguous()
+    return (lambda: torch.mm(A, B.t(), out=C)), (lambda: torch.matmul(A, Bp))
 
 
-def _counts(fn, dev, budget_s: float, warmup: int, repeats: int) -> tuple[int, int]:
+def _counts(fn, dev, budget_s: float, warmup: int, repeats: int, min_repeats: int) -> tuple[int, int]:
     """MAMF's warm-up/timed counts, shrunk so one (shape, method) takes about ``budget_s``."""
     fn()
     timing.sync(dev)
@@ -150,12 +155,12 @@ def _counts(fn, dev, budget_s: float, warmup: int, repeats: int) -> tuple[int, i
     timing.sync(dev)
     est = max(time.perf_counter() - t0, 1e-6)
     fit = int(budget_s / est)
-    return max(1, min(warmup, fit // 3)), max(10, min(repeats, fit - fit // 3))
+    return max(1, min(warmup, fit // 3)), max(min_repeats, min(repeats, fit - fit // 3))
 
 
 def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50, repeats: int = 100,
             budget_s: float | None = None, warm_s: float | None = None, seed: int = 0,
-            skipped: list | None = None) -> list[GemmResult]:
+            plain_layout: str = "nt", skipped: list | None = None) -> list[GemmResult]:
     """MAMF and plain GEMM timings for every (dtype, shape). Returns two records per pair.
 
     ``shapes`` defaults to GPU_SHAPES on a GPU and CPU_SHAPES on a CPU; ``budget_s`` (seconds per shape and
@@ -187,7 +192,7 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
         with _matmul_precision(dtype):
             for i, (m, n, k) in enumerate(shapes):
                 A, B, C, C_rand = _operands(m, n, k, dtype, dev, seed + i)
-                mamf, plain = _calls(A, B, C, dtype)
+                mamf, plain = _calls(A, B, C, dtype, plain_layout)
                 if not warmed:                       # bring the GPU to its working clock once
                     t_end = time.perf_counter() + warm_s
                     while time.perf_counter() < t_end:
@@ -200,7 +205,7 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
                     C.copy_(C_rand)                  # … and make the output write real again
 
                 for method, fn, setup in (("mamf", mamf, reset), ("plain", plain, None)):
-                    w, r = _counts(fn, dev, budget_s, warmup, repeats)
+                    w, r = _counts(fn, dev, budget_s, warmup, repeats, 10 if on_gpu else 5)
                     t = timing.time_fn(fn, device=dev if on_gpu else None, warmup=w, repeats=r, setup=setup)
                     flop = 2.0 * m * n * k
                     best, med = flop / t.min_s / 1e12, flop / t.median_s / 1e12

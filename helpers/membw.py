@@ -119,9 +119,10 @@ def default_elements(dev: torch.device) -> tuple[int, int]:
 
 
 def measure(backends=None, levels=("memory", "cache"), n_elements: int | None = None,
-            n_cache: int | None = None, repeats: int | None = None, device=None, inner: int = 50,
+            n_cache: int | None = None, repeats: int | None = None, device=None, inner: int | None = None,
             ops=tuple(OPS), skipped: list | None = None) -> list[MembwResult]:
-    """STREAM kernels for each backend and level; fp32. Defaults: torch + numpy on CPU, torch + cupy on GPU."""
+    """STREAM kernels for each backend and level; fp32. Defaults: torch + numpy on CPU, torch + cupy on GPU;
+    the cache level repeats each call ``inner`` times per timing (50 on a GPU, 10 on a CPU)."""
     from helpers.device import pick_device
 
     dev = pick_device()[0] if device is None else torch.device(device)
@@ -134,6 +135,7 @@ def measure(backends=None, levels=("memory", "cache"), n_elements: int | None = 
     n_mem, n_llc = default_elements(dev)
     sizes = {"memory": n_elements or n_mem, "cache": n_cache or n_llc}
     repeats = repeats or (30 if on_gpu else 10)
+    inner = inner or (50 if on_gpu else 10)
     name = device_name(dev)
     out: list[MembwResult] = []
     for backend in backends:

@@ -1,0 +1,73 @@
+"""helpers.commmodel: the alpha-beta fit and the all-reduce cost models (chapters 03 and 08)."""
+import math
+
+import numpy as np
+import pytest
+
+from helpers import commmodel as m
+
+LINK = m.AlphaBeta.from_link(latency_us=5, bw_GBps=50)
+
+
+def test_fit_recovers_a_line_and_the_ring_link():
+    p = 8
+    S = np.logspace(3, 8, 12)
+    t = np.array([m.ring_s(s, p, LINK) for s in S])
+    f = m.fit(S, t)
+    assert f.max_rel_error < 1e-9
+    link = m.link_from_ring_fit(f.line, p)
+    assert link.alpha_s == pytest.approx(5e-6) and link.bw_GBps == pytest.approx(50)
+    assert f.line.half_bw_bytes == pytest.approx(f.line.alpha_s / f.line.beta_s_per_byte)
+
+
+def test_fit_rejects_bad_input():
+    with pytest.raises(ValueError, match="≥ 2"):
+        m.fit([1.0], [1.0])
+    with pytest.raises(ValueError, match="> 0"):
+        m.fit([1, 2], [0.0, 1.0])
+    with pytest.raises(ValueError, match="one-rank"):
+        m.link_from_ring_fit(LINK, 1)
+    with pytest.raises(ValueError, match="whole number"):
+        m.ring_s(1e6, 0, LINK)
+
+
+def test_ring_is_bandwidth_optimal_and_busbw_is_link_bandwidth():
+    n, p = 1e10, 16
+    t = m.ring_s(n, p, LINK)
+    assert m.busbw_GBps(n, t, p) == pytest.approx(50, rel=1e-3)      # busbw → the link's bandwidth
+
+
+def test_trees_latency_and_bandwidth_limits():
+    p = 64
+    small, big = 8.0, 1e10
+    # latency: trees take 2·log2(p) steps, the ring 2(p-1)
+    assert m.binomial_tree_s(small, p, LINK) < m.ring_s(small, p, LINK) / 5
+    assert m.double_binary_tree_s(small, p, LINK) < m.ring_s(small, p, LINK) / 5
+    # bandwidth: the double binary tree approaches the ring; one pipelined tree needs 1.5x; binomial log2(p)x
+    r = m.ring_s(big, p, LINK)
+    assert m.double_binary_tree_s(big, p, LINK) / r == pytest.approx(p / (p - 1), rel=0.05)
+    assert m.pipelined_tree_s(big, p, LINK) / r == pytest.approx(1.5 * p / (p - 1), rel=0.05)
+    assert m.binomial_tree_s(big, p, LINK) / r == pytest.approx(math.log2(p) * p / (p - 1), rel=0.01)
+    assert m.allreduce_s("ring", big, p, LINK) == r
+    with pytest.raises(ValueError, match="choose one of"):
+        m.allreduce_s("butterfly", big, p, LINK)
+
+
+def test_hierarchical_moves_only_a_gth_across_nodes():
+    intra, inter = m.AlphaBeta.from_link(2, 450), m.AlphaBeta.from_link(5, 50)
+    n, g, nodes = 1e10, 8, 16
+    h = m.hierarchical_s(n, g, nodes, intra, inter)
+    flat = m.flat_ring_s(n, g, nodes, intra, inter)
+    assert h < flat / 4
+    assert m.flat_ring_s(n, g, 1, intra, inter) == m.ring_s(n, g, intra)
+
+
+def test_btree_matches_nccl_diagram_and_double_tree_is_complementary():
+    # src/graph/trees.cc, 14 ranks: 0-8, 8-(4,12), 4-(2,6), 12-(10,13), 2-(1,3), 6-(5,7), 10-(9,11)
+    want = {0: -1, 8: 0, 4: 8, 12: 8, 2: 4, 6: 4, 10: 12, 13: 12, 1: 2, 3: 2, 5: 6, 7: 6, 9: 10, 11: 10}
+    assert m.btree(14) == dict(sorted(want.items()))
+    for p in (2, 4, 8, 12, 16, 24):
+        a, b = m.double_btree(p)
+        assert not (m.inner_ranks(a) & m.inner_ranks(b)), p
+        assert sorted(a) == sorted(b) == list(range(p))
+        assert sum(v == -1 for v in b.values()) == 1

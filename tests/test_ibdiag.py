@@ -1,0 +1,76 @@
+"""helpers.ibparse / helpers.ibdiag: each shipped sample shows its fault; parsers read live-format text (chapter 03)."""
+import pytest
+
+from helpers import ibdiag, ibparse, ncclenv
+
+EXPECTED = {"healthy": "healthy", "link_down": "link_down", "low_bandwidth": "low_bandwidth",
+            "packet_loss": "packet_loss", "config_mismatch": "config_mismatch", "switch_failure": "switch_failure",
+            "multipath_unstable": "multipath_unstable", "unauthorized_access": "unauthorized_access",
+            "config_conflict": "config_conflict"}
+
+
+def test_all_scenarios_shipped():
+    assert sorted(ibparse.scenarios()) == sorted(EXPECTED)
+    assert set(ibdiag.FAULTS) == set(EXPECTED) - {"healthy"}          # the seed's eight faults
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_diagnosis(name):
+    fs = ibdiag.diagnose(ibparse.load_sample(name))
+    assert ibdiag.primary(fs) == EXPECTED[name], ibdiag.report(fs)
+    if name != "healthy":
+        assert all(f.evidence for f in fs) and EXPECTED[name] in ibdiag.report(fs)
+
+
+def test_healthy_sample_has_every_tool():
+    s = ibparse.load_sample("healthy")
+    assert set(s.tools) == set(ibparse.TOOLS)
+    assert len(s.ports) == 9 and all(p.state == "Active" and p.width == "4X" for p in s.ports)
+    assert s.diagnet.summary == {"Total Nodes": 13, "IB Switches": 4, "IB Channel Adapters": 9}
+
+
+LOCAL_IBSTAT = """CA 'mlx5_0'
+\tCA type: MT4129
+\tNumber of ports: 1
+\tFirmware version: 28.39.2048
+\tPort 1:
+\t\tState: Initializing
+\t\tPhysical state: LinkUp
+\t\tRate: 400
+\t\tBase lid: 65535
+\t\tSM lid: 0
+\t\tLink layer: InfiniBand
+"""
+
+
+def test_unprefixed_local_output_and_no_sm():
+    s = ibparse.snapshot({"ibstat": LOCAL_IBSTAT}, "live")
+    (p,) = s.ports
+    assert (p.host, p.ca, p.state, p.rate_Gbps) == ("localhost", "mlx5_0", "Initializing", 400.0)
+    fs = ibdiag.diagnose(s)
+    assert ibdiag.primary(fs) == "link_down" and "no subnet manager" in fs[0].evidence
+
+
+def test_parsers_reject_other_text():
+    with pytest.raises(ValueError, match="ibstat"):
+        ibparse.parse_ibstat("hello\nworld\n")
+    with pytest.raises(ValueError, match="unknown tool"):
+        ibparse.snapshot({"iblinkinfo": ""}, "x")
+    with pytest.raises(ValueError, match="no sample scenario"):
+        ibparse.load_sample("nope")
+
+
+def test_capture_live_without_tools(monkeypatch):
+    monkeypatch.setattr(ibparse.shutil, "which", lambda name: None)
+    snap, why = ibparse.capture_live()
+    assert snap is None and "infiniband-diags" in why
+
+
+def test_nccl_env_lint():
+    env = ncclenv.parse_exports("export NCCL_IB_DISABLE=1\nNCCL_ALGO=Rings\nexport NCCL_BUFSIZE=1\n"
+                                "export NCCL_SOCKET_IFNAME=eth0\n")
+    msgs = " | ".join(ncclenv.lint(env))
+    assert "TCP sockets" in msgs and "unknown algorithm" in msgs and "NCCL_BUFSIZE" in msgs
+    assert "SOCKET_IFNAME" not in msgs
+    assert ncclenv.lint({"NCCL_ALGO": "Ring,Tree"})[0].startswith("NCCL_ALGO=Ring,Tree: restricts")
+    assert len(ncclenv.table()) == len(ncclenv.rows()) >= 20

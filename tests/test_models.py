@@ -1,0 +1,50 @@
+import pytest
+import torch
+
+from helpers import models
+
+
+@pytest.mark.parametrize("kind", models.KINDS)
+def test_seeded_and_learnable(kind):
+    a, b = models.build(kind, seed=3), models.build(kind, seed=3)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    x, y = models.make_batch(kind, 8, seed=1)
+    x2, _ = models.make_batch(kind, 8, seed=1)
+    assert torch.equal(x, x2)
+    loss_of = models.loss_fn(kind)
+    opt = torch.optim.Adam(a.parameters(), lr=1e-2)
+    first = float(loss_of(a(x), y))
+    for _ in range(20):
+        opt.zero_grad()
+        loss = loss_of(a(x), y)
+        loss.backward()
+        opt.step()
+    assert float(loss) < 0.5 * first
+
+
+def test_no_parameters_on_the_root():
+    """FSDP shards module by module: every parameter must live in a child unit."""
+    gpt = models.build("gpt")
+    units = [gpt.embed, *gpt.blocks, gpt.head]
+    assert sum(models.count_params(u) for u in units) == models.count_params(gpt)
+
+
+def test_stages_cover_the_model():
+    mlp = models.build("mlp")
+    for n in (1, 2, 4):
+        parts = models.stages(mlp, n)
+        assert len(parts) == n and sum(models.count_params(p) for p in parts) == models.count_params(mlp)
+        x, _ = models.make_batch("mlp", 4)
+        out = x
+        for p in parts:
+            out = p(out)
+        assert torch.allclose(out, mlp(x))
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="n_heads"):
+        models.GPTConfig(d_model=30, n_heads=4)
+    with pytest.raises(ValueError, match="kind"):
+        models.build("cnn")
+    with pytest.raises(ValueError, match="1..4 stages"):
+        models.stages(models.build("mlp"), 5)
