@@ -93,6 +93,9 @@ def measure_block(seq_len: int = 64, micro_batch: int = 2, hidden: int = 64, n_h
                                                 recompute="full" if checkpoint else "none")
     formula *= torch.finfo(DTYPES[dtype]).bits / 16        # the formula assumes 2-byte activations
     if dev.type == "cuda":
+        fn(x).float().sum().backward()         # warm-up: cuBLAS workspaces are allocated once, not counted
+        x.grad = None
+        blk.zero_grad(set_to_none=True)
         torch.cuda.synchronize(dev)
         torch.cuda.reset_peak_memory_stats(dev)
         before = torch.cuda.memory_allocated(dev)

@@ -3,8 +3,9 @@
 Two kinds of work, because they stress different limits:
 
 * ``matmul`` — n×n×n matrix product, 2n³ FLOPs: compute-bound, where GPUs' Tensor Cores shine;
-* ``elementwise`` — ``y = a*x + b`` over n elements, 3 × 4 bytes moved per element (fp32): memory-bound,
-  where the gain is the ratio of memory bandwidths, not of FLOP rates.
+* ``elementwise`` — ``y = a*x + b`` over n elements: memory-bound, where the gain is the ratio of memory
+  bandwidths, not of FLOP rates. ``bw_GBps`` counts the compulsory 2 × 4 bytes per element (read x, write y);
+  every engine here makes two passes (multiply, then add in place), so the memory actually moves twice that.
 
     python -m helpers.backends --json
 

@@ -63,6 +63,24 @@ class HplResult:
     device: str
 
 
+def cpu_threads(max_shared_cores: int = 2) -> str:
+    """The labs' CPU thread policy, in one place; returns the reason. On a machine with ``max_shared_cores`` or
+    fewer, the notebook's kernel and other processes share the cores, and a 2-thread parallel region stalls for a
+    scheduler tick whenever another process holds one of them: time with one torch thread there."""
+    import os
+
+    import torch
+
+    if torch.cuda.is_available():
+        return f"GPU present: torch's {torch.get_num_threads()} CPU threads left as they are"
+    cores = os.cpu_count() or 1
+    if cores <= max_shared_cores:
+        torch.set_num_threads(1)
+        return (f"{cores} CPU cores shared with this notebook and other processes: timing with 1 torch thread "
+                "(2-thread regions stall whenever another process holds a core)")
+    return f"{cores} CPU cores: timing with torch's {torch.get_num_threads()} threads"
+
+
 def copy(sizes_bytes=None, repeats: int = 10, device=None) -> list[CopyResult]:
     """Host↔device copy bandwidth through ``helpers.transfer`` with the PCIe link as the limit."""
     import torch
@@ -209,9 +227,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--elements", type=int, default=None, help="membw: array length (default: ≥ 4 × LLC)")
     ap.add_argument("--n", type=int, default=None, help="hpl: matrix side")
     ap.add_argument("--quick", action="store_true", help="all: small CPU sweeps (about 20 s on 2 cores)")
+    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     skipped: list = []
+    if a.threads is not None:
+        if a.threads < 1:
+            ap.error(f"--threads {a.threads}: use 1 or more")
+        import torch
+        torch.set_num_threads(a.threads)
     try:
         shapes = [tuple(int(x) for x in s.lower().replace("×", "x").split("x")) for s in a.shapes.split(",") if s]
         if any(len(s) != 3 for s in shapes):

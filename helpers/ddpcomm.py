@@ -217,6 +217,24 @@ def compression(world_size: int = 2, hooks=HOOKS, backend: str | None = None, ti
                              backend=backend, timeout_s=timeout_s).results[0])
 
 
+def labs_worker(ctx, caps_mb, hooks, bucket_kw: dict, compression_kw: dict):
+    """Both labs in one process start (on a laptop, starting ranks costs more than the labs themselves)."""
+    return (bucket_worker(ctx, tuple(caps_mb), *_kw(bucket_kw, "bucket")),
+            compression_worker(ctx, tuple(hooks), *_kw(compression_kw, "compression")))
+
+
+def labs(world_size: int = 2, caps_mb=(0.25, 1.0, 4.0, 25.0), hooks=HOOKS, backend: str | None = None,
+         timeout_s: float = 240, bucket_kw: dict | None = None, compression_kw: dict | None = None):
+    """(bucket_sweep records, compression records) from one spawn of ``world_size`` ranks."""
+    from helpers import ddpcomm, launch
+
+    hooks = ("allreduce",) + tuple(h for h in hooks if h != "allreduce")
+    _kw(bucket_kw or {}, "bucket"), _kw(compression_kw or {}, "compression")      # fail early on bad names
+    res = launch.spawn(ddpcomm.labs_worker, world_size, tuple(caps_mb), hooks, bucket_kw or {},
+                       compression_kw or {}, backend=backend, timeout_s=timeout_s)
+    return tuple(list(x) for x in res.results[0])
+
+
 def _kw(kw, mode):
     names = {"bucket": ("width", "depth", "batch", "warmup", "iters"), "compression": ("steps", "batch", "lr")}[mode]
     bad = set(kw) - set(names)

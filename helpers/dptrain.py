@@ -133,6 +133,10 @@ def train(ctx: launch.RankContext | None, kind: str, mode: str, steps: int = 5, 
 def train_modes(ctx: launch.RankContext, kinds: tuple[str, ...], modes: tuple[str, ...], steps: int,
                 global_batch: int, lr: float, seed: int) -> list[RankRun]:
     """The rank worker: every (kind, mode) in turn in one process group — one spawn, not one per run."""
+    import torch
+
+    if ctx.device == "cpu":
+        torch.set_num_threads(1)   # tiny tensors: extra OpenMP threads only spin against the other ranks
     return [train(ctx, k, m, steps, global_batch, lr, seed) for k in kinds for m in modes]
 
 

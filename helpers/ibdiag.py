@@ -251,6 +251,17 @@ def report(findings: list[Finding]) -> str:
     return "\n".join(lines)
 
 
+COUNTER_COLUMNS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+                   "PortXmitDiscards", "PortRcvConstraintErrors", "PortXmitWait")
+
+
+def counter_table(snap: ibparse.Snapshot, lids=None, inventory: Inventory | None = None) -> list[dict]:
+    """perfquery counters as rows named by the inventory (``lids``: only those nodes)."""
+    inv = inventory or load_inventory()
+    return [{"port": _name(inv, c.lid, c.port), "lid": c.lid, **{k: c.get(k) for k in COUNTER_COLUMNS},
+             "answered": "unreachable" not in c.values} for c in snap.counters if lids is None or c.lid in lids]
+
+
 def excerpt(scenario: str, tool: str, pattern: str, before: int = 0) -> str:
     """The lines of a shipped sample that match ``pattern`` (regex), with ``before`` lines of context."""
     lines = ibparse.sample_text(scenario, tool).splitlines()

@@ -37,8 +37,9 @@ from typing import Any
 class RankFailed(RuntimeError):
     """A rank raised, died or hung. ``rank`` is the first failing rank (None if unknown)."""
 
-    def __init__(self, rank: int | None, message: str, detail: str = ""):
+    def __init__(self, rank: int | None, message: str, detail: str = "", ranks: Sequence[int] = ()):
         self.rank, self.detail = rank, detail
+        self.ranks = tuple(ranks) or ((rank,) if rank is not None else ())  # every rank at fault
         super().__init__(message + (f"\n{detail}" if detail else ""))
 
 
@@ -184,7 +185,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
                     hung = [r for r in range(world_size) if r not in got]
                     raise RankFailed(hung[0], f"timeout after {timeout_s:.0f} s: rank(s) {hung} of {world_size} "
                                               "did not finish (hung, e.g. waiting in a collective)",
-                                     _log_tail(log_dir, hung[0])) from None
+                                     _log_tail(log_dir, hung[0]), ranks=hung) from None
                 else:
                     continue
             if status == "error":

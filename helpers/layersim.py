@@ -30,7 +30,7 @@ class OpTiming:
     intensity: float         # FLOP/byte
     bound: str               # what the roofline says limits it: "compute" or "memory"
     predicted_s: float       # roofline time
-    measured_s: float        # median of the timed runs
+    measured_s: float        # fastest of the timed runs (like STREAM: interference from other work stays out)
     ratio: float             # measured ÷ predicted (1 = the model is exact; > 1 = slower than the roof)
 
 
@@ -95,7 +95,7 @@ def layer_ops(batch: int, seq: int, hidden: int, heads: int, dtype: str = "bf16"
 
 def compare(kernels: list[Kernel], roof: Roofline, ops: dict, device=None, repeats: int = 5,
             level: str | None = None) -> list[OpTiming]:
-    """Predicted (roofline) and measured (``timing.time_fn``, median) time of each kernel."""
+    """Predicted (roofline) and measured (``timing.time_fn``, fastest run) time of each kernel."""
     on_gpu = str(device or "cpu").startswith("cuda")
     out = []
     for k in kernels:
@@ -104,7 +104,7 @@ def compare(kernels: list[Kernel], roof: Roofline, ops: dict, device=None, repea
         t = timing.time_fn(ops[k.name], device=device if on_gpu else None, warmup=2, repeats=repeats)
         p = k.time_s(roof, level)
         out.append(OpTiming(k.name, k.flop, k.traffic_bytes, k.intensity, k.bound(roof, level), p,
-                            t.median_s, t.median_s / p))
+                            t.min_s, t.min_s / p))
     return out
 
 

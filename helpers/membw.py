@@ -121,8 +121,11 @@ def default_elements(dev: torch.device) -> tuple[int, int]:
 def measure(backends=None, levels=("memory", "cache"), n_elements: int | None = None,
             n_cache: int | None = None, repeats: int | None = None, device=None, inner: int | None = None,
             ops=tuple(OPS), skipped: list | None = None) -> list[MembwResult]:
-    """STREAM kernels for each backend and level; fp32. Defaults: torch + numpy on CPU, torch + cupy on GPU;
-    the cache level repeats each call ``inner`` times per timing (50 on a GPU, 10 on a CPU)."""
+    """STREAM kernels for each backend and level; fp32. Defaults: torch + numpy on CPU, torch + cupy on GPU.
+
+    On a GPU the cache level times ``inner`` (50) launches as one CUDA Graph. On a CPU each call is timed on its
+    own (``inner`` = 1) with three times the repeats: a call of a few hundred microseconds has no launch cost
+    to hide, and the minimum over many short calls is robust to other processes stealing the cores."""
     from helpers.device import pick_device
 
     dev = pick_device()[0] if device is None else torch.device(device)
@@ -135,7 +138,7 @@ def measure(backends=None, levels=("memory", "cache"), n_elements: int | None = 
     n_mem, n_llc = default_elements(dev)
     sizes = {"memory": n_elements or n_mem, "cache": n_cache or n_llc}
     repeats = repeats or (30 if on_gpu else 10)
-    inner = inner or (50 if on_gpu else 10)
+    inner = inner or (50 if on_gpu else 1)
     name = device_name(dev)
     out: list[MembwResult] = []
     for backend in backends:
@@ -170,8 +173,10 @@ def measure(backends=None, levels=("memory", "cache"), n_elements: int | None = 
                 None, "no datasheet figure for cache bandwidth")
             for op in ops:
                 words, flops = OPS[op]
-                fn, calls, note = kernels[op], 1, "minimum over repeats"
-                if level == "cache":
+                fn, calls, note, reps = kernels[op], 1, "minimum over repeats", repeats
+                if level == "cache" and not on_gpu:
+                    reps = 3 * repeats
+                if level == "cache" and (on_gpu or inner > 1):
                     calls = inner
                     if on_gpu:
                         try:
@@ -186,7 +191,7 @@ def measure(backends=None, levels=("memory", "cache"), n_elements: int | None = 
                         note = f"loop of {inner} calls in cache"
                 if backend == "numpy" and op == "triad":
                     note += "; two passes (5 words moved, 3 counted)"
-                t = timing.time_fn(fn, device=dev if on_gpu else None, warmup=2, repeats=repeats)
+                t = timing.time_fn(fn, device=dev if on_gpu else None, warmup=2, repeats=reps)
                 nbytes = words * 4 * n * calls
                 bw, med = nbytes / t.min_s / 1e9, nbytes / t.median_s / 1e9
                 out.append(MembwResult("membw", op, backend, level, "fp32", n, nbytes, flops * n * calls,

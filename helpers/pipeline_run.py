@@ -115,6 +115,10 @@ def run_stage(ctx: launch.RankContext, kind: str = "1f1b", n_micro: int = 4, ste
 def run_stages(ctx: launch.RankContext, kinds: tuple[str, ...], n_micro: int, steps: int,
                global_batch: int) -> list[PipelineRun]:
     """Every schedule in turn in one process group (one spawn for all of them)."""
+    import torch
+
+    if ctx.device == "cpu":
+        torch.set_num_threads(1)   # tiny tensors: extra OpenMP threads only spin against the other ranks
     return [run_stage(ctx, k, n_micro, steps, global_batch) for k in kinds]
 
 

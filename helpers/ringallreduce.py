@@ -141,7 +141,7 @@ def check_worker(ctx, group_sizes=(None,), counts=(1, 7, 1000), dtypes=("int64",
                 ref, ring, naive = x.clone(), x.clone(), x.clone()
                 dist.all_reduce(ref, group=group)
                 stats = ring_allreduce(ring, group)
-                naive_allreduce(naive, group)
+                nstats = naive_allreduce(naive, group)
                 if dtype == "int64":
                     ok_ring, ok_naive = torch.equal(ring, ref), torch.equal(naive, ref)
                 else:  # a different summation order: equal up to rounding
@@ -153,7 +153,8 @@ def check_worker(ctx, group_sizes=(None,), counts=(1, 7, 1000), dtypes=("int64",
                 dist.all_reduce(flags[2:], op=dist.ReduceOp.MAX, group=group)
                 out.append({"world_size": g, "dtype": dtype, "count_elems": count, "ring_equal": flags[0].item() == g,
                             "naive_equal": flags[1].item() == g, "max_abs_diff": flags[2].item(),
-                            "ring_bytes_sent_rank0": stats.bytes_sent})
+                            "ring_bytes_sent_rank0": stats.bytes_sent,
+                            "naive_bytes_sent_rank0": nstats.bytes_sent})
     return out if ctx.rank == 0 else []
 
 

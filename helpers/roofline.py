@@ -169,7 +169,7 @@ def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
     if not views:
         raise ValueError("figure() needs at least one (Roofline, kernels) view")
     fig = plotting.figure(title=title, xaxis_title="arithmetic intensity (FLOP/byte)",
-                          yaxis_title="performance (TFLOP/s)", height=600)
+                          yaxis_title="performance (TFLOP/s)")
     xs = [10 ** (math.log10(x_range[0]) + i * (math.log10(x_range[1] / x_range[0])) / 200) for i in range(201)]
     dtypes = list(dict.fromkeys(dt for roof, _ in views for dt in roof.dtypes))
     dt_color = {dt: plotting.COLORS[i % len(plotting.COLORS)] for i, dt in enumerate(dtypes)}
@@ -188,7 +188,8 @@ def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
                 tags.append((vi, dt, dt_color[dt], vcol, "roof"))
             x_r = roof.ridge(dt)
             fig.add_scatter(x=[x_r], y=[roof.peak_tflops(dt)], mode="markers+text", text=[f"{dt} ridge {x_r:.3g}"],
-                            marker=dict(color=c, size=9, symbol="diamond"), textposition="top left",
+                            marker=dict(color=c, size=9, symbol="diamond"),
+                            textposition="top left" if vi % 2 == 0 else "bottom right",   # neighbours apart
                             showlegend=False, hovertemplate=f"ridge {x_r:.3g} FLOP/B<extra>{roof.device}</extra>")
             tags.append((vi, dt, dt_color[dt], vcol, "ridge"))
             ks = [k for k in kernels if k.dtype == dt]
@@ -196,7 +197,8 @@ def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
                 ys = [k.achieved_tflops if k.achieved_tflops is not None else roof.attainable_tflops(k.intensity, dt)
                       for k in ks]
                 fig.add_scatter(x=[k.intensity for k in ks], y=ys, mode="markers+text", text=[k.name for k in ks],
-                                textposition="bottom right", textfont=dict(size=10), legendgroup=f"{vi}",
+                                textposition=["bottom left" if k.intensity > 0.03 * x_range[1] else "bottom right"
+                                              for k in ks], textfont=dict(size=10), legendgroup=f"{vi}",
                                 marker=dict(color=c, size=10, symbol=["circle" if k.achieved_tflops is not None
                                                                       else "circle-open" for k in ks]),
                                 name=f"kernels · {roof.device} · {dt}",
@@ -215,12 +217,16 @@ def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
     by_dt = [dict(label=dt, method="update",
                   args=[view([t[1] == dt for t in tags], False), {"title.text": f"{title}: {dt} on every device"}])
              for dt in dtypes]
+    shown = [t for t in tags if t[4] != "ridge"]            # traces with a legend entry
+    legend_rows = max([sum(t[0] == vi for t in shown) for vi in range(len(views))] +
+                      [sum(t[1] == dt for t in shown) for dt in dtypes])
     menu = dict(direction="down", y=1.1, yanchor="bottom", xanchor="left", showactive=True)
     fig.update_layout(
         updatemenus=[dict(buttons=by_dev, x=0.08, active=0, **menu), dict(buttons=by_dt, x=0.62, active=-1, **menu)],
         annotations=[dict(text="device:", x=0.0, xref="paper", y=1.13, yref="paper", showarrow=False, xanchor="left"),
                      dict(text="dtype:", x=0.56, xref="paper", y=1.13, yref="paper", showarrow=False, xanchor="left")],
-        margin=dict(t=150), legend=dict(font=dict(size=10)),
+        margin=dict(t=150, b=60), height=620 + 18 * legend_rows,
+        legend=dict(font=dict(size=10), orientation="h", x=0, xanchor="left", y=-0.14, yanchor="top"),
         title=dict(text=f"{title}: {views[0][0].device}, every dtype", y=0.97))
     for tr, t in zip(fig.data, tags):
         tr.visible = t[0] == 0

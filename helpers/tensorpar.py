@@ -165,6 +165,8 @@ def _reference(d_model: int, batch: int, seq: int, seed: int, device: str):
 def check(ctx: launch.RankContext, d_model: int = 32, batch: int = 4, seq: int = 8, seed: int = 0,
           variants: tuple[str, ...] = ("naive", "dtensor")) -> list[TPCheck]:
     """The rank worker: build the same MLP everywhere, split it, compare with the unsplit one on this rank."""
+    if ctx.device == "cpu":
+        torch.set_num_threads(1)   # tiny tensors: extra OpenMP threads only spin against the other ranks
     full, x_ref, y_ref = _reference(d_model, batch, seq, seed, ctx.device)
     act_bytes = y_ref.numel() * y_ref.element_size()
     out = []

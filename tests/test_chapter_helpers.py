@@ -1,6 +1,7 @@
 """Tests of the chapter 01-02 helpers: overview, clustermap, hardware, nodewiring (fast, no timing assertions)."""
 import copy
 import json
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -140,12 +141,14 @@ def test_gpu_properties_on_cpu_and_with_a_fake_gpu(monkeypatch, tmp_path):
     props = SimpleNamespace(name="NVIDIA H200", multi_processor_count=132, warp_size=32,
                             max_threads_per_multi_processor=2048, shared_memory_per_multiprocessor=233472,
                             L2_cache_size=0, memory_bus_width=6016, memory_clock_rate=3201000, total_memory=150 * 2**30)
+    monkeypatch.setitem(sys.modules, "cupy", None)           # no cupy: only the fake torch answers, even on a GPU box
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: props)
     (p,), why = hardware.gpu_properties()
     assert why is None and p.sm_count == 132 and p.memory_bus_width_bits == 6016 and p.memory_clock_MHz == 3201
     assert p.l2_cache_bytes is None                          # 0 means "not reported", never a real size
+    assert p.sources == ("torch",)
 
 
 def test_transfer_figure_with_recording():
@@ -187,3 +190,5 @@ def test_nic_table_and_heatmap():
     assert nodewiring.nic_table(topology.sample("h200-1gpu")).empty
     fig = nodewiring.topology_heatmap(topology.sample("dgx-h100"))
     assert len(fig.data[0].z) == 20
+    one = nodewiring.topology_heatmap(topology.sample("h200-1gpu"))      # what the H200 machine's live cell draws
+    assert [list(r) for r in one.data[0].z] == [[0]]

@@ -1,19 +1,13 @@
 """helpers.ddpcomm: bucket counting and the compression hooks on 2 gloo ranks (chapter 08)."""
 import pytest
 
-from helpers import ddpcomm, launch
-
-
-def both(ctx):
-    """One process start for both checks (importable: tests is a package)."""
-    return (ddpcomm.bucket_worker(ctx, (0.1, 25.0), width=128, depth=4, batch=8, warmup=0, iters=1),
-            ddpcomm.compression_worker(ctx, ("allreduce", "fp16", "powersgd_r1"), steps=12))
+from helpers import ddpcomm
 
 
 def test_buckets_and_compression():
-    from tests import test_ddpcomm
-
-    buckets, comp = launch.spawn(test_ddpcomm.both, 2, timeout_s=180).results[0]
+    buckets, comp = ddpcomm.labs(2, (0.1, 25.0), ("allreduce", "fp16", "powersgd_r1"), timeout_s=180,
+                                 bucket_kw=dict(width=128, depth=4, batch=8, warmup=0, iters=1),
+                                 compression_kw=dict(steps=12))
     small, large = buckets
     assert small["n_buckets"] == 2 and large["n_buckets"] == 1    # 4 layers of 64.5 KiB: a bucket closes once ≥ 0.1 MB
     assert small["grad_bytes"] == large["grad_bytes"] == 4 * (128 * 128 + 128) * 4
