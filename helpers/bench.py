@@ -76,7 +76,7 @@ def cpu_threads(max_shared_cores: int = 2) -> str:
     cores = os.cpu_count() or 1
     if cores <= max_shared_cores:
         torch.set_num_threads(1)
-        return (f"{cores} CPU cores shared with this notebook and other processes: timing with 1 torch thread "
+        return (f"{cores} CPU cores, shared with whatever else runs here: timing with 1 torch thread "
                 "(2-thread regions stall whenever another process holds a core)")
     return f"{cores} CPU cores: timing with torch's {torch.get_num_threads()} threads"
 
@@ -227,15 +227,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--elements", type=int, default=None, help="membw: array length (default: ≥ 4 × LLC)")
     ap.add_argument("--n", type=int, default=None, help="hpl: matrix side")
     ap.add_argument("--quick", action="store_true", help="all: small CPU sweeps (about 20 s on 2 cores)")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch CPU threads (default: bench.cpu_threads(): 1 on machines with ≤ 2 cores)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     skipped: list = []
-    if a.threads is not None:
-        if a.threads < 1:
-            ap.error(f"--threads {a.threads}: use 1 or more")
+    if a.threads is None:
+        threads_note = cpu_threads()
+    elif a.threads < 1:
+        ap.error(f"--threads {a.threads}: use 1 or more")
+    else:
         import torch
         torch.set_num_threads(a.threads)
+        threads_note = f"--threads {a.threads}"
     try:
         shapes = [tuple(int(x) for x in s.lower().replace("×", "x").split("x")) for s in a.shapes.split(",") if s]
         if any(len(s) != 3 for s in shapes):
@@ -254,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(str(e))
     kind = "bench" if a.what == "all" else f"bench-{a.what}"
-    meta = dict(skipped=[{"what": w, "reason": why} for w, why in skipped], summary=summary(recs))
+    meta = dict(skipped=[{"what": w, "reason": why} for w, why in skipped], summary=summary(recs),
+                threads=threads_note)
     if a.what == "all" and not a.json:          # mixed kinds: one table per kind, then the headline rows
         doc = results.document(recs, kind, **meta)
         print(f"# {kind} · {doc['provenance']['device']} · {doc['provenance']['date_utc']}")

@@ -139,7 +139,7 @@ def _calls(A, B, C, dtype: str, plain_layout: str = "nt"):
     if plain_layout not in ("nt", "nn"):
         raise ValueError(f"plain_layout={plain_layout!r}: use 'nt' (A @ B.T) or 'nn' (A @ B2, B2 (k, n))")
     if dtype == "fp8":
-        one = torch.ones((), device=A.device, dtype=torch.float32)
+        one = torch.ones(1, device=A.device, dtype=torch.float32)      # tensor-wise scale, as MAMF passes it
         mm = lambda: torch._scaled_mm(A, B.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
         return mm, mm
     Bp = B.t() if plain_layout == "nt" else B.t().contiguous()

@@ -196,7 +196,7 @@ def figure(model: ModelShape, gpu_memory_GB: float, dps=(1, 2, 4, 8, 16, 32, 64)
     fig = plotting.figure(title=title or f"Memory per GPU, {model.n_params / 1e9:.1f}B parameters",
                           xaxis_title="ZeRO stage", yaxis_title="memory per GPU (GB)", barmode="stack")
     traces = [(rec, comp) for rec in RECOMPUTE for comp in COMPONENTS]
-    for i, (rec, comp) in enumerate(traces):
+    for rec, comp in traces:
         fig.add_bar(x=x, y=ys(dps[0], rec, comp), name=comp, legendgroup=comp, visible=rec == "none",
                     marker_color=plotting.COLORS[COMPONENTS.index(comp)], showlegend=True)
     fig.add_hline(y=gpu_memory_GB, line_dash="dash", line_color=plotting.SPEC,
@@ -213,13 +213,13 @@ def figure(model: ModelShape, gpu_memory_GB: float, dps=(1, 2, 4, 8, 16, 32, 64)
 
 
 def widget(model: ModelShape, gpu_memory_GB: float):
-    """The same calculator as live ipywidgets controls (needs a running kernel; the book shows ``figure``)."""
+    """The same calculator as live ipywidgets controls (needs a running kernel; the book shows ``figure``).
+    The result is an HTML widget updated in place (no ``Output`` widget: it renders the same in every front end)."""
     import ipywidgets as w  # optional: only a live Jupyter session can use widgets
-    from IPython.display import display
 
     from helpers import results
 
-    out = w.Output()
+    out = w.HTML()
     dp = w.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64, 128], value=8, description="dp")
     tp = w.Dropdown(options=[1, 2, 4, 8], value=1, description="tp")
     zero = w.Dropdown(options=[0, 1, 2, 3], value=0, description="ZeRO")
@@ -231,9 +231,7 @@ def widget(model: ModelShape, gpu_memory_GB: float):
                     recompute=rec.value)
         row = {**{f"{c}_GB": round(getattr(m, f"{c}_bytes") / 1e9, 2) for c in COMPONENTS},
                "total_GB": round(m.total_bytes / 1e9, 2), "fits": m.total_bytes / 1e9 <= gpu_memory_GB}
-        out.clear_output(wait=True)
-        with out:
-            display(results.table([row]))
+        out.value = results.table([row]).to_html(index=False)
 
     for c in (dp, tp, zero, rec, mb):
         c.observe(redraw, names="value")

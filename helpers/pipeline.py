@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from dataclasses import dataclass
 
-from helpers import launch, models, results
+from helpers import launch, results
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
 

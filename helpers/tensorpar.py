@@ -116,7 +116,8 @@ def split_figure(world_size: int = 2, d_model: int = 8):
         "A (h × 4h): column-parallel — rank i holds columns i", "B (4h × h): row-parallel — rank i holds rows i"))
     scale = [[i / max(1, world_size - 1), plotting.COLORS[i]] for i in range(world_size)]
     for col, own in ((1, own_a), (2, own_b)):
-        fig.add_heatmap(z=own, colorscale=scale if world_size > 1 else [[0, plotting.COLORS[0]], [1, plotting.COLORS[0]]],
+        one = [[0, plotting.COLORS[0]], [1, plotting.COLORS[0]]]
+        fig.add_heatmap(z=own, colorscale=scale if world_size > 1 else one,
                         showscale=col == 2, xgap=1, ygap=1, row=1, col=col, zmin=0, zmax=max(1, world_size - 1),
                         colorbar=dict(title="rank", tickvals=list(range(world_size))),
                         hovertemplate="row %{y}, column %{x}: rank %{z}<extra></extra>")

@@ -20,7 +20,7 @@ from helpers.device import pick_device
 
 def main() -> int:
     dev, why = pick_device()
-    print(f"# make bench · {why}")
+    print(f"# make bench · {why} · {bench.cpu_threads()}")
     gpu = dev.type == "cuda"
     t0 = time.perf_counter()
     shapes = None if gpu else ((256, 256, 256), (512, 512, 512))

@@ -71,3 +71,12 @@ def test_btree_matches_nccl_diagram_and_double_tree_is_complementary():
         assert not (m.inner_ranks(a) & m.inner_ranks(b)), p
         assert sorted(a) == sorted(b) == list(range(p))
         assert sum(v == -1 for v in b.values()) == 1
+
+
+def test_figures_build():
+    from helpers import commfigures, ibdiag, ibparse
+
+    fig = commfigures.fabric_figure({n: ibdiag.diagnose(ibparse.load_sample(n)) for n in ("healthy", "link_down")})
+    assert len(fig.layout.updatemenus[0].buttons) == 2 and len(fig.data) == 6
+    assert len(commfigures.model_figure(16, relative=True).data) == len(m.ALGORITHMS)
+    assert len(commfigures.trees_figure(6).data) > 4 and len(commfigures.ring_figure(3).data) == 2

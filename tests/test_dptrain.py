@@ -1,13 +1,17 @@
 import pytest
 
 from helpers import dptrain, launch
+from tests import training_ranks
 
 
 def test_ddp_and_fsdp_reproduce_single_process_and_zero_formulas():
-    runs = dptrain.compare(("mlp", "gpt"), world_size=2, steps=3, timeout_s=120)
+    refs = [dptrain.train(None, k, "single", training_ranks.DP_STEPS, training_ranks.DP_BATCH)
+            for k in training_ranks.DP_KINDS]
+    runs = refs + training_ranks.results()["dptrain"]
     diffs = dptrain.max_loss_diff(runs)
     assert set(diffs) == {(k, m) for k in ("mlp", "gpt") for m in ("single", "ddp", "fsdp-grad-op", "fsdp-full")}
     assert max(diffs.values()) < 1e-5
+    assert {r.rank for r in runs if r.mode != "single"} == {0, 1}
     for r in runs:
         assert r.measured_bytes == r.zero_formula_bytes, r        # counted bytes = ZeRO's formula exactly
         if r.mode.startswith("fsdp"):
@@ -15,6 +19,11 @@ def test_ddp_and_fsdp_reproduce_single_process_and_zero_formulas():
             assert r.grads_bytes * 2 == r.n_params * 4
         if r.mode == "fsdp-grad-op":
             assert r.params_in_step_bytes == r.n_params * 4       # gathered until backward ends (ZeRO-2)
+
+
+def test_records_flatten_runs():
+    rows = dptrain.records([dptrain.train(None, "mlp", "single", steps=2)])
+    assert rows[0]["max_loss_diff"] == 0.0 and len(rows[0]["losses"]) == 2
 
 
 def test_bad_arguments():

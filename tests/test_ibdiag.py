@@ -1,7 +1,7 @@
 """helpers.ibparse / helpers.ibdiag: each shipped sample shows its fault; parsers read live-format text (chapter 03)."""
 import pytest
 
-from helpers import ibdiag, ibparse, ncclenv
+from helpers import ibdiag, ibparse
 
 EXPECTED = {"healthy": "healthy", "link_down": "link_down", "low_bandwidth": "low_bandwidth",
             "packet_loss": "packet_loss", "config_mismatch": "config_mismatch", "switch_failure": "switch_failure",
@@ -66,11 +66,11 @@ def test_capture_live_without_tools(monkeypatch):
     assert snap is None and "infiniband-diags" in why
 
 
-def test_nccl_env_lint():
-    env = ncclenv.parse_exports("export NCCL_IB_DISABLE=1\nNCCL_ALGO=Rings\nexport NCCL_BUFSIZE=1\n"
-                                "export NCCL_SOCKET_IFNAME=eth0\n")
-    msgs = " | ".join(ncclenv.lint(env))
-    assert "TCP sockets" in msgs and "unknown algorithm" in msgs and "NCCL_BUFSIZE" in msgs
-    assert "SOCKET_IFNAME" not in msgs
-    assert ncclenv.lint({"NCCL_ALGO": "Ring,Tree"})[0].startswith("NCCL_ALGO=Ring,Tree: restricts")
-    assert len(ncclenv.table()) == len(ncclenv.rows()) >= 20
+
+def test_counter_table_and_excerpt():
+    rows = ibdiag.counter_table(ibparse.load_sample("multipath_unstable"), lids=[4])
+    assert [r["port"] for r in rows] == ["leaf01/P17", "leaf01/P18", "leaf01/P19", "leaf01/P20"]
+    assert rows[2]["LinkDownedCounter"] == 23
+    assert "Polling" in ibdiag.excerpt("link_down", "ibstat", "Polling")
+    with pytest.raises(ValueError, match="no line"):
+        ibdiag.excerpt("healthy", "ibstat", "Polling")

@@ -1,6 +1,7 @@
 import pytest
 
 from helpers import pipeline, pipeline_run
+from tests import training_ranks
 
 
 @pytest.mark.parametrize("kind", ["gpipe", "1f1b"])
@@ -20,7 +21,8 @@ def test_interleaved_bubble(p, m, v):
 def test_every_op_once_and_errors():
     for kind in ("gpipe", "1f1b"):
         for ops in pipeline.schedule(4, 6, kind):
-            assert sorted((o.kind, o.mb) for o in ops) == sorted([("F", i) for i in range(6)] + [("B", i) for i in range(6)])
+            want = [("F", i) for i in range(6)] + [("B", i) for i in range(6)]
+            assert sorted((o.kind, o.mb) for o in ops) == sorted(want)
     with pytest.raises(ValueError, match="divisible"):
         pipeline.schedule(4, 6, "interleaved", 2)
     with pytest.raises(ValueError, match="schedule"):
@@ -33,8 +35,15 @@ def test_figure_has_both_kinds():
 
 
 def test_real_two_stage_pipeline_matches_one_process():
-    runs = pipeline_run.run(2, ("gpipe", "1f1b"), n_micro=4, steps=2, timeout_s=90)
-    assert len(runs) == 4
+    runs = training_ranks.results()["pipeline"]
+    assert {(r.schedule, r.rank) for r in runs} == {(k, i) for k in ("gpipe", "1f1b") for i in (0, 1)}
     for r in runs:
         assert r.max_loss_diff < 1e-6 and r.max_param_diff < 1e-6
         assert r.messages_sent == 4                 # one per micro-batch: activations forward or gradients back
+
+
+def test_real_pipeline_rejects_interleaved():
+    with pytest.raises(ValueError, match="gpipe"):
+        pipeline_run.run(2, ("interleaved",))
+    with pytest.raises(ValueError, match="stages"):
+        pipeline_run.run(5)
