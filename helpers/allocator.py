@@ -67,6 +67,7 @@ def fragmentation_demo(block_MiB: int = 64, n_blocks: int = 16, request_MiB: int
     conf = "expandable_segments" if "expandable_segments:true" in \
         os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").lower().replace(" ", "") else "default"
     dev = torch.device("cuda", 0)
+    torch.cuda.init()            # the allocator's statistics exist only once CUDA is initialised
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats(dev)
     out = [_state(torch, conf, "0 start")]

@@ -88,11 +88,28 @@ class CollectiveResult:
 
 # ------------------------------------------------------------------ one op on one rank
 
+def _values(op: str, rank: int, n: int, c: int, i, ic):
+    """(input, expected output) of one rank as int64 tensors, for element indices ``i`` of the full buffer and
+    ``ic`` of one chunk. Index arithmetic stays in int64: float32 is exact only up to 2^24 (64 MiB of floats)."""
+    tri = n * (n + 1) // 2
+    if op == "all_reduce":
+        return (rank + 1) + i % 7, tri + n * (i % 7)
+    if op == "broadcast":
+        return (1 + i % 7) if rank == 0 else (i * 0 - 1), 1 + i % 7
+    if op == "all_gather":
+        return (rank + 1) + ic % 7, (i // c + 1) + (i % c) % 7
+    if op == "reduce_scatter":
+        return (rank + 1) + i % 7, tri + n * ((rank * c + ic) % 7)
+    if op == "all_to_all":   # chunk d of rank s goes to rank d; it lands as chunk s there
+        return 1 + rank + n * (i // c) + n * n * ((i % c) % 3), 1 + (i // c) + n * rank + n * n * ((i % c) % 3)
+    raise ValueError(f"op={op!r}: choose one of {OPS}")
+
+
 class _Case:
     """Buffers, the call, the refill and the expected result of one op at one size on one rank.
 
-    Values are small integers, exact in float32: v = (rank+1) + (i mod 7) for reductions, so the sum over n
-    ranks is n(n+1)/2 + n·(i mod 7); all_to_all sends v = 1 + src + n·dst + n²·(i mod 3) so a chunk that
+    Values are small integers, exact in every dtype used here: v = (rank+1) + (i mod 7) for reductions, so the sum
+    over n ranks is n(n+1)/2 + n·(i mod 7); all_to_all sends v = 1 + src + n·dst + n²·(i mod 3) so a chunk that
     lands at the wrong rank or place is caught."""
 
     def __init__(self, op: str, count: int, rank: int, n: int, device, dtype):
@@ -101,41 +118,28 @@ class _Case:
 
         self.op, self.n = op, n
         c = count // n                                   # per-rank chunk (count is a multiple of n)
-        f32 = dict(device=device, dtype=torch.float32)
-        i = torch.arange(count, **f32)
-        ic = torch.arange(c, **f32)
-        tri = n * (n + 1) / 2
-        if op == "all_reduce":
-            src = (rank + 1) + i % 7
-            exp = tri + n * (i % 7)
-            self.inp = self.out = torch.empty(count, device=device, dtype=dtype)
-            self.call = lambda: dist.all_reduce(self.inp)
-        elif op == "broadcast":
-            src = 1 + i % 7 if rank == 0 else torch.full_like(i, -1.0)
-            exp = 1 + i % 7
-            self.inp = self.out = torch.empty(count, device=device, dtype=dtype)
-            self.call = lambda: dist.broadcast(self.inp, src=0)
+        i = torch.arange(count, device=device, dtype=torch.int64)
+        ic = torch.arange(c, device=device, dtype=torch.int64)
+        src, exp = _values(op, rank, n, c, i, ic)
+        new = lambda k: torch.empty(k, device=device, dtype=dtype)  # noqa: E731
+        if op in ("all_reduce", "broadcast"):
+            self.inp = self.out = new(count)
+            self.call = (lambda: dist.all_reduce(self.inp)) if op == "all_reduce" else \
+                (lambda: dist.broadcast(self.inp, src=0))
         elif op == "all_gather":
-            src = (rank + 1) + ic % 7
-            exp = (i // c + 1) + (i % c) % 7
-            self.inp, self.out = torch.empty(c, device=device, dtype=dtype), torch.empty(count, device=device, dtype=dtype)
+            self.inp, self.out = new(c), new(count)
             gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
             self.call = lambda: gather(self.out, self.inp)
         elif op == "reduce_scatter":
-            src = (rank + 1) + i % 7
-            exp = tri + n * ((rank * c + ic) % 7)
-            self.inp, self.out = torch.empty(count, device=device, dtype=dtype), torch.empty(c, device=device, dtype=dtype)
+            self.inp, self.out = new(count), new(c)
             scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
             self.call = lambda: scatter(self.out, self.inp)
-        elif op == "all_to_all":
-            src = 1 + rank + n * (i // c) + n * n * ((i % c) % 3)       # chunk d goes to rank d
-            exp = 1 + (i // c) + n * rank + n * n * ((i % c) % 3)     # chunk s came from rank s
-            self.inp, self.out = torch.empty(count, device=device, dtype=dtype), torch.empty(count, device=device, dtype=dtype)
-            self.call = lambda: dist.all_to_all_single(self.out, self.inp)
         else:
-            raise ValueError(f"op={op!r}: choose one of {OPS}")
+            self.inp, self.out = new(count), new(count)
+            self.call = lambda: dist.all_to_all_single(self.out, self.inp)
         self.pristine = src.to(dtype)
         self.expected = exp.to(dtype)
+        del i, ic, src, exp
 
     def refill(self) -> None:
         self.inp.copy_(self.pristine)
@@ -238,7 +242,10 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds before hung ranks are killed")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    ops, sizes = _check(a.op, size_sweep(a.min_bytes, a.max_bytes, a.factor), a.dtype, a.warmup, a.iters)
+    try:
+        ops, sizes = _check(a.op, size_sweep(a.min_bytes, a.max_bytes, a.factor), a.dtype, a.warmup, a.iters)
+    except ValueError as e:
+        ap.error(str(e))
     meta = dict(benchmark_version=BENCHMARK_VERSION, units="1 GB/s = 1e9 B/s; size_bytes is nccl-tests' S",
                 busbw="busbw = algbw * factor; all_reduce 2(n-1)/n, all_gather/reduce_scatter/all_to_all (n-1)/n, "
                       "broadcast 1 (nccl-tests doc/PERFORMANCE.md)")

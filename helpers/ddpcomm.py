@@ -25,6 +25,8 @@ HOOKS = ("allreduce", "fp16", "powersgd_r1", "powersgd_r4")
 
 @dataclass(frozen=True)
 class BucketResult:
+    backend: str             # gloo (CPU ranks) or nccl (one GPU per rank)
+    world_size: int
     bucket_cap_mb: float
     n_buckets: int
     grad_bytes: int
@@ -130,7 +132,7 @@ def bucket_worker(ctx, caps_mb=(0.25, 1.0, 4.0, 25.0), width: int = 256, depth: 
         s, comp, comm = (agg / ctx.world_size).tolist()
         exposed = s - comp
         hidden = min(1.0, max(0.0, 1 - exposed / comm)) if comm > 0 else 0.0
-        out.append(BucketResult(cap, c.calls, grad_bytes, s, comp, comm, exposed, hidden))
+        out.append(BucketResult(ctx.backend, ctx.world_size, cap, c.calls, grad_bytes, s, comp, comm, exposed, hidden))
         del model, probe
     return [results.to_dict(r) for r in out] if ctx.rank == 0 else []
 

@@ -178,7 +178,7 @@ def records(runs: list[RankRun]) -> list[dict]:
     """Flat rows for tables and JSON: the losses as first/last, memory in bytes, the loss gap."""
     diff = max_loss_diff(runs)
     return [{"model": r.model, "mode": r.mode, "rank": r.rank, "world_size": r.world_size, "backend": r.backend,
-             "n_params": r.n_params, "loss_first": r.losses[0], "loss_last": r.losses[-1],
+             "device": r.device, "n_params": r.n_params, "loss_first": r.losses[0], "loss_last": r.losses[-1],
              "max_loss_diff": diff[(r.model, r.mode)], "zero_stage": r.zero_stage,
              "params_in_step_bytes": r.params_in_step_bytes, "params_at_rest_bytes": r.params_at_rest_bytes,
              "grads_bytes": r.grads_bytes, "optim_bytes": r.optim_bytes, "measured_bytes": r.measured_bytes,

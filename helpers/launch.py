@@ -119,6 +119,10 @@ def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_di
     os.dup2(log.fileno(), 2)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank))
+    if backend == "gloo":
+        # gloo ranks run on CPU; hide the GPUs before anything initialises CUDA, so that library code that
+        # checks torch.cuda.is_available() (e.g. PowerSGD's hook) does not try to use a GPU these ranks don't own
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
     try:
         import torch.distributed as dist
 
@@ -133,6 +137,7 @@ def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_di
 
 
 def _kill(procs: Sequence[mp.Process]) -> None:
+    procs = [p for p in procs if p.pid is not None]  # a start() that failed leaves nothing to stop
     for p in procs:
         if p.is_alive():
             p.terminate()

@@ -76,7 +76,8 @@ def _cupy_ops(a, b, c):
     scale = cp.ElementwiseKernel("T c, T q", "T b", "b = q * c", "stream_scale")
     add = cp.ElementwiseKernel("T a, T b", "T c", "c = a + b", "stream_add")
     triad = cp.ElementwiseKernel("T b, T c, T q", "T a", "a = b + q * c", "stream_triad")
-    dot = cp.ReductionKernel("T a, T b", "T s", "a * b", "x + y", "s = a", "0", "stream_dot")
+    # in a ReductionKernel, reduce_expr and post_map_expr name the two partial results a and b
+    dot = cp.ReductionKernel("T x, T y", "T s", "x * y", "a + b", "s = a", "0", "stream_dot")
     return {"copy": lambda: copy(a, c), "scale": lambda: scale(c, q, b), "add": lambda: add(a, b, c),
             "triad": lambda: triad(b, c, q, a), "dot": lambda: dot(a, b)}
 

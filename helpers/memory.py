@@ -180,9 +180,10 @@ def sweep(model: ModelShape, dps=(1, 8, 64), zero_stages=(0, 1, 2, 3), recompute
     return rows
 
 
-def figure(model: ModelShape, gpu_memory_GB: float, dps=(1, 2, 4, 8, 16, 32, 64), title: str = "", **kw):
-    """A static, self-contained calculator: stacked bars per ZeRO stage; a slider picks dp, a dropdown picks
-    the recomputation. Works in the static book (no kernel needed)."""
+def figure(model: ModelShape, gpu_memory_GB: float, dps=(1, 2, 4, 8, 16, 32, 64), title: str = "",
+           start_dp: int = 8, **kw):
+    """A static, self-contained calculator: stacked bars per ZeRO stage; a slider picks dp (starting at
+    ``start_dp``), a dropdown picks the recomputation. Works in the static book (no kernel needed)."""
     from helpers import plotting
 
     rows = sweep(model, dps=dps, **kw)
@@ -196,16 +197,17 @@ def figure(model: ModelShape, gpu_memory_GB: float, dps=(1, 2, 4, 8, 16, 32, 64)
     fig = plotting.figure(title=title or f"Memory per GPU, {model.n_params / 1e9:.1f}B parameters",
                           xaxis_title="ZeRO stage", yaxis_title="memory per GPU (GB)", barmode="stack")
     traces = [(rec, comp) for rec in RECOMPUTE for comp in COMPONENTS]
+    start = dps.index(start_dp) if start_dp in dps else 0
     for rec, comp in traces:
-        fig.add_bar(x=x, y=ys(dps[0], rec, comp), name=comp, legendgroup=comp, visible=rec == "none",
+        fig.add_bar(x=x, y=ys(dps[start], rec, comp), name=comp, legendgroup=comp, visible=rec == "none",
                     marker_color=plotting.COLORS[COMPONENTS.index(comp)], showlegend=True)
     fig.add_hline(y=gpu_memory_GB, line_dash="dash", line_color=plotting.SPEC,
                   annotation_text=f"GPU memory {gpu_memory_GB:g} GB")
     fig.update_layout(
-        sliders=[dict(active=0, currentvalue=dict(prefix="data-parallel size dp = "), pad=dict(t=40),
+        sliders=[dict(active=start, currentvalue=dict(prefix="data-parallel size dp = "), pad=dict(t=40),
                       steps=[dict(label=str(dp), method="restyle",
                                   args=[{"y": [ys(dp, rec, comp) for rec, comp in traces]}]) for dp in dps])],
-        updatemenus=[dict(type="dropdown", x=1.0, xanchor="right", y=1.15, yanchor="top", active=0,
+        updatemenus=[dict(type="dropdown", x=1.02, xanchor="left", y=0.45, yanchor="top", active=0,
                           buttons=[dict(label=f"recompute: {rec}", method="restyle",
                                         args=[{"visible": [r == rec for r, _ in traces]}]) for rec in RECOMPUTE])],
         height=520)

@@ -3,16 +3,16 @@ how long a step would take — ranked (chapter 07).
 
 Memory comes from ``helpers.memory.per_gpu`` (ZeRO model states + Korthikanti activations for the first
 pipeline stage under 1F1B). The step time is a small analytical model, stated here in full so that it can be
-argued with (``helpers.perfmodel``, chapter 28, is the book's fuller performance model):
+argued with; its published pieces come from ``helpers.perfmodel`` (chapter 28):
 
 * compute   hardware FLOPs per step / (N · peak · gemm_efficiency). FLOPs per step are Narayanan et al.'s
-            72·B·s·L·h²·(1 + s/6h + V/12Lh) (arXiv 2104.04473, eq. 3 without recomputation); full recomputation
-            adds one more forward of the layers (their 96·…), selective recomputation re-does only QKᵀ and
-            attention·V (4·B·s²·h·L);
+            eq. 3 (``perfmodel.megatron_flops_per_iteration``: 72·B·s·L·h²·(1 + s/6h + V/12Lh) without
+            recomputation, 96·…·(1 + s/6h + V/16Lh) with full recomputation); selective recomputation re-does
+            only QKᵀ and attention·V, adding 4·B·s²·h·L;
 * tensor    per micro-batch and layer, 4 all-reduces (6 with full recomputation) of b·s·h 16-bit values over
             the tp group, ring cost 2(t−1)/t · bytes / bandwidth — NVLink inside a node, the network across;
 * pipeline  each stage sends activations forward and gradients back, b·s·h·2/t bytes per micro-batch;
-            the 1F1B bubble stretches every per-micro-batch cost by (1 + (p−1)/m);
+            the 1F1B bubble (``perfmodel.pipeline_bubble``) stretches every per-micro-batch cost by (1 + (p−1)/m);
 * data      a ring all-reduce of the stage's 16-bit gradients, 2(d−1)/d · 2Ψ/(tp·pp) bytes over the network
             (ZeRO-3 moves 1.5× that: an extra parameter all-gather), not overlapped with compute.
 
@@ -24,7 +24,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers import memory, specs
+from helpers import memory, perfmodel, specs
 
 # Narayanan et al. 2021 (arXiv 2104.04473), Table 1, last row: a 1T-parameter GPT on 3072 A100-80GB,
 # t = 8, p = 64 (so d = 6), batch 3072, sequence 2048, vocabulary 51,200; 163 TFLOP/s per GPU achieved.
@@ -85,11 +85,11 @@ class Plan:
 
 def flops_per_step(model: memory.ModelShape, global_batch: int, recompute: str = "none") -> float:
     """Hardware FLOPs of one training step (forward + backward + recomputation)."""
+    if recompute not in memory.RECOMPUTE:
+        raise ValueError(f"recompute={recompute!r}: use one of {memory.RECOMPUTE}")
     B, s, L, h, V = global_batch, model.seq_len, model.n_layers, model.hidden, model.vocab
-    layers_fwd = 24 * B * s * h * h * L + 4 * B * s * s * h * L
-    logits_fwd = 2 * B * s * h * V
-    total = 3 * (layers_fwd + logits_fwd)
-    return total + {"none": 0.0, "selective": 4 * B * s * s * h * L, "full": layers_fwd}[recompute]
+    flops = perfmodel.megatron_flops_per_iteration(B, s, L, h, V, recompute=recompute == "full")
+    return flops + (4 * B * s * s * h * L if recompute == "selective" else 0.0)
 
 
 def _ring_s(n: int, size_bytes: float, bw_GBps: float) -> float:
@@ -115,7 +115,7 @@ def evaluate(model: memory.ModelShape, cluster: Cluster, global_batch: int, dp: 
     tp_comm = m * (model.n_layers // pp) * n_ar * _ring_s(tp, sbh_bytes, tp_bw)
     pp_bw = cluster.inter_node_GBps if tp * pp > cluster.gpus_per_node else cluster.nvlink_GBps
     pp_comm = 0.0 if pp == 1 else 2 * m * sbh_bytes / tp / (pp_bw * 1e9)
-    bubble = (compute + tp_comm + pp_comm) * (pp - 1) / m
+    bubble = (compute + tp_comm + pp_comm) * perfmodel.pipeline_bubble(pp, m)
     dp_bw = cluster.inter_node_GBps if cluster.n_gpus > cluster.gpus_per_node else cluster.nvlink_GBps
     dp_comm = _ring_s(dp, 2 * model.n_params / (tp * pp), dp_bw) * (1.5 if zero_stage == 3 else 1.0)
     step = compute + tp_comm + pp_comm + bubble + dp_comm

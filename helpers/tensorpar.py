@@ -112,8 +112,8 @@ def split_figure(world_size: int = 2, d_model: int = 8):
     h, f = d_model, 4 * d_model
     own_a = np.repeat(np.arange(world_size), f // world_size)[None, :].repeat(h, 0)      # (h, 4h)
     own_b = np.repeat(np.arange(world_size), f // world_size)[:, None].repeat(h, 1)      # (4h, h)
-    fig = make_subplots(1, 2, column_widths=[0.7, 0.3], subplot_titles=(
-        "A (h × 4h): column-parallel — rank i holds columns i", "B (4h × h): row-parallel — rank i holds rows i"))
+    fig = make_subplots(1, 2, column_widths=[0.7, 0.3], horizontal_spacing=0.12,
+                        subplot_titles=("A (h × 4h), split by columns", "B (4h × h), split by rows"))
     scale = [[i / max(1, world_size - 1), plotting.COLORS[i]] for i in range(world_size)]
     for col, own in ((1, own_a), (2, own_b)):
         one = [[0, plotting.COLORS[0]], [1, plotting.COLORS[0]]]
@@ -125,8 +125,8 @@ def split_figure(world_size: int = 2, d_model: int = 8):
     fig.update_yaxes(autorange="reversed", title_text="hidden feature (row)", row=1, col=2)
     fig.update_xaxes(title_text="hidden feature (column)", row=1, col=1)
     fig.update_xaxes(title_text="output feature (column)", row=1, col=2)
-    fig.update_layout(template="plotly+book", height=360, title="Megatron MLP split over "
-                      f"{world_size} ranks: Y = GELU(X A) B, one all-reduce after B")
+    fig.update_layout(template="plotly+book", height=400, margin=dict(t=100),
+                      title=f"Megatron MLP on {world_size} ranks: colour = owning rank")
     return fig
 
 

@@ -61,6 +61,22 @@ def test_data_check_accepts_right_and_rejects_wrong(op, dtype):
     assert not cases[1].correct()
 
 
+def test_expected_values_exact_beyond_float32_integers():
+    """Index arithmetic must stay exact for buffers of more than 2^24 elements (float32 loses integers there)."""
+    n, k = 4, 2**25 + 3
+    j = torch.tensor([3 * k + k - 1, 2 * k + 5], dtype=torch.int64)     # near the end of a 2^27-element buffer
+    _, got = c._values("all_gather", 0, n, k, j, j % k)
+    assert got.tolist() == [(3 + 1) + (k - 1) % 7, (2 + 1) + 5 % 7]
+    src, _ = c._values("all_to_all", 1, n, k, j, j % k)
+    assert src.tolist() == [1 + 1 + n * 3 + n * n * ((k - 1) % 3), 1 + 1 + n * 2 + n * n * (5 % 3)]
+
+
+def test_cli_rejects_bad_op():
+    r = subprocess.run([sys.executable, "-m", "helpers.collectives", "--op", "allreduce"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "allreduce" in r.stderr and "choose from" in r.stderr
+
+
 def test_cli_four_gloo_ranks_all_ops():
     cmd = [sys.executable, "-m", "helpers.collectives", "--backend", "gloo", "--world-size", "4", "--op", "all",
            "--min-bytes", "1K", "--max-bytes", "16K", "--warmup", "1", "--iters", "2", "--json"]

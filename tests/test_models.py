@@ -13,13 +13,13 @@ def test_seeded_and_learnable(kind):
     assert torch.equal(x, x2)
     loss_of = models.loss_fn(kind)
     opt = torch.optim.Adam(a.parameters(), lr=1e-2)
-    first = float(loss_of(a(x), y))
+    first = loss_of(a(x), y).item()
     for _ in range(20):
         opt.zero_grad()
         loss = loss_of(a(x), y)
         loss.backward()
         opt.step()
-    assert float(loss) < 0.5 * first
+    assert loss.item() < 0.5 * first
 
 
 def test_no_parameters_on_the_root():
