@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("paths", nargs="*")
     ap.add_argument("--out", help="run-fresh: folder for the executed copies")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)  # options may come before or after the paths
     os.environ.update(KERNEL_ENV)
     targets = resolve(args.paths)
     if args.command == "list":
