@@ -26,15 +26,15 @@ Launch it any of three ways (the same worker runs in each):
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 from dataclasses import dataclass
 
+from helpers.units import parse_size  # noqa: F401  (re-exported for callers)
+
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all")
 DTYPES = ("float32", "bfloat16", "float16")
 BENCHMARK_VERSION = 1
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 
 
 def busbw_factor(op: str, world_size: int) -> float:
@@ -47,14 +47,7 @@ def busbw_factor(op: str, world_size: int) -> float:
     return {"all_reduce": 2 * (n - 1) / n, "broadcast": 1.0}.get(op, (n - 1) / n)
 
 
-def parse_size(text: str | int) -> int:
-    """'4M' → 4194304 (K/M/G are powers of 2, as in nccl-tests' -b/-e)."""
-    if isinstance(text, int):
-        return text
-    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", str(text).upper())
-    if not m:
-        raise ValueError(f"size {text!r}: write bytes as a number with an optional K, M or G suffix, e.g. 64K")
-    return int(m.group(1)) * _UNITS[m.group(2)]
+
 
 
 def size_sweep(min_bytes: int | str, max_bytes: int | str, factor: int = 4) -> list[int]:

@@ -183,8 +183,8 @@ def sweep(data_by_name: dict[str, bytes], codecs=(("zlib", 1), ("zlib", 6), ("lz
     from helpers.progress import progress
 
     usable = [(n, lv) for n, lv in codecs if available()[n] is None]
-    todo = [(k, n, lv) for k in data_by_name for n, lv in usable]
-    return [measure(data_by_name[k], n, lv, k, repeats) for k, n, lv in progress(todo, "codecs")]
+    pending = [(k, n, lv) for k in data_by_name for n, lv in usable]
+    return [measure(data_by_name[k], n, lv, k, repeats) for k, n, lv in progress(pending, "codecs")]
 
 
 @dataclass(frozen=True)

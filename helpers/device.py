@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import topology
+from helpers.nvmlquery import load_nvml as _load_nvml, nvml_gpus as _nvml_gpus
 
 
 @dataclass(frozen=True)
@@ -112,85 +113,6 @@ def detect_cpu() -> CPUInfo:
             ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     nodes = len(list(Path("/sys/devices/system/node").glob("node[0-9]*"))) or 1
     return CPUInfo(_cpu_model(), os.cpu_count() or 1, cores_physical, nodes, ram)
-
-
-# ---------------------------------------------------------------- NVML
-
-def _load_nvml():
-    """Return the initialised pynvml module, or (None, why)."""
-    try:
-        import pynvml  # provided by the nvidia-ml-py package
-    except ImportError:
-        return None, "nvidia-ml-py not installed"
-    try:
-        pynvml.nvmlInit()
-    except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, …
-        return None, f"NVML not available ({type(e).__name__})"
-    return pynvml, None
-
-
-def _ask(fn, *args):
-    """Call one NVML/torch query; return (value, None) or (None, short reason)."""
-    try:
-        return fn(*args), None
-    except Exception as e:
-        name = type(e).__name__.replace("NVMLError_", "")
-        return None, name or "error"
-
-
-def _text(v):
-    return v.decode() if isinstance(v, bytes) else v
-
-
-def _nvml_gpus(nvml) -> tuple[list[dict], dict]:
-    sysinfo = {}
-    v, _ = _ask(nvml.nvmlSystemGetDriverVersion)
-    sysinfo["driver_version"] = _text(v)
-    v, _ = _ask(nvml.nvmlSystemGetCudaDriverVersion_v2)
-    if v:
-        sysinfo["cuda_driver_version"] = f"{v // 1000}.{(v % 1000) // 10}"
-    count, why = _ask(nvml.nvmlDeviceGetCount)
-    gpus = []
-    for i in range(count or 0):
-        h, why = _ask(nvml.nvmlDeviceGetHandleByIndex, i)
-        if h is None:
-            gpus.append({"index": i, "_unavailable": {"handle": why}})
-            continue
-        g: dict[str, Any] = {"index": i}
-        miss: dict[str, str] = {}
-
-        def put(key, fn, *args, conv=lambda x: x):
-            val, err = _ask(fn, h, *args)
-            if err is None and val is not None:
-                g[key] = conv(val)
-            else:
-                miss[key] = err or "None"
-
-        put("name", nvml.nvmlDeviceGetName, conv=_text)
-        put("uuid", nvml.nvmlDeviceGetUUID, conv=_text)
-        put("compute_capability", nvml.nvmlDeviceGetCudaComputeCapability, conv=lambda t: f"{t[0]}.{t[1]}")
-        put("memory_total_bytes", nvml.nvmlDeviceGetMemoryInfo, conv=lambda m: int(m.total))
-        put("clock_sm_max_MHz", nvml.nvmlDeviceGetMaxClockInfo, nvml.NVML_CLOCK_SM, conv=int)
-        put("clock_mem_max_MHz", nvml.nvmlDeviceGetMaxClockInfo, nvml.NVML_CLOCK_MEM, conv=int)
-        put("power_limit_W", nvml.nvmlDeviceGetPowerManagementLimit, conv=lambda mw: mw / 1000.0)
-        put("mig_mode", nvml.nvmlDeviceGetMigMode, conv=lambda t: "enabled" if t[0] else "disabled")
-        put("pci_bus_id", nvml.nvmlDeviceGetPciInfo, conv=lambda p: _text(p.busId))
-        put("pcie_gen", nvml.nvmlDeviceGetCurrPcieLinkGeneration, conv=int)
-        put("pcie_width", nvml.nvmlDeviceGetCurrPcieLinkWidth, conv=int)
-        active, links_err = 0, None
-        for link in range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18)):
-            state, err = _ask(nvml.nvmlDeviceGetNvLinkState, h, link)
-            if err is not None:
-                links_err = err
-                break
-            active += int(bool(state))
-        if active or links_err in (None, "InvalidArgument"):
-            g["nvlink_links_active"] = active
-        else:
-            miss["nvlink_links_active"] = links_err
-        g["_unavailable"] = miss
-        gpus.append(g)
-    return gpus, sysinfo
 
 
 # ---------------------------------------------------------------- torch and nvidia-smi

@@ -31,10 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers.units import parse_size  # noqa: F401  (re-exported for callers)
+
 PATTERNS = ("seq_read", "seq_write", "rand_read", "rand_write")
 COLUMNS = ["engine", "pattern", "block_bytes", "direct", "threads", "fsync", "cache", "bw_MBps", "iops",
            "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us"]
-_UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 10**3, "MB": 10**6, "GB": 10**9, "B": 1}
 _MARGIN_BYTES = 64 * 2**20          # free space kept beyond the work file
 
 
@@ -63,19 +64,7 @@ class IOResult:
     lat_p999_us: float
 
 
-def parse_size(text: str) -> int:
-    """"256MiB" → 268435456; plain integers are bytes. Raises ValueError naming the bad value."""
-    t = str(text).strip()
-    for unit in sorted(_UNITS, key=len, reverse=True):
-        if t.endswith(unit):
-            try:
-                return int(float(t[: -len(unit)]) * _UNITS[unit])
-            except ValueError:
-                break
-    try:
-        return int(t)
-    except ValueError:
-        raise ValueError(f"size {text!r}: write bytes as e.g. 4096, 64MiB or 1GiB") from None
+
 
 
 def fs_type(path: str | os.PathLike) -> str:
@@ -292,8 +281,8 @@ def suite(directory: str | os.PathLike, size_bytes: int, *, runtime_s: float = 1
 
     with workfile(directory, size_bytes, seed) as f:
         ok, why = direct_supported(f)
-        todo = plan(ok, threads_sweep) if tests is None else tests
-        recs = [run(f, runtime_s=runtime_s, seed=seed, **t) for t in progress(todo, "iobench")]
+        pending = plan(ok, threads_sweep) if tests is None else tests
+        recs = [run(f, runtime_s=runtime_s, seed=seed, **t) for t in progress(pending, "iobench")]
     meta = {"path": str(Path(directory).resolve()), "fs_type": fs_type(directory), "size_bytes": size_bytes,
             "direct_supported": ok, "direct_note": why, "runtime_s": runtime_s}
     return recs, meta

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from helpers import results, timing
 from helpers.progress import progress
+from helpers.units import parse_size  # noqa: F401  (re-exported for callers)
 
-_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 10**3, "MB": 10**6, "GB": 10**9}
 
 
 @dataclass(frozen=True)
@@ -35,20 +35,7 @@ class TransferResult:
     device: str
 
 
-def parse_size(text: str) -> int:
-    """"64MiB" → 67108864; plain integers are bytes. Raises ValueError naming the bad value."""
-    t = text.strip()
-    for unit in sorted(_UNITS, key=len, reverse=True):
-        if t.endswith(unit):
-            num = t[: -len(unit)].strip()
-            try:
-                return int(float(num) * _UNITS[unit])
-            except ValueError:
-                break
-    try:
-        return int(t)
-    except ValueError:
-        raise ValueError(f"size {text!r}: write bytes as e.g. 4096, 64MiB or 1GiB") from None
+
 
 
 def measure(sizes_bytes=(2**20, 2**24, 2**28), pinned=(True, False), directions=("h2d", "d2h"),
