@@ -308,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(str(e))
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    # Ctrl-C must interrupt even when our parent started us with SIGINT ignored (as pytest-xdist and
+    # nohup do; an ignored signal stays ignored in the child unless a handler is installed)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         recs, meta = suite(a.path, size, runtime_s=a.runtime, threads_sweep=sweep)
     except IOBenchError as e:
