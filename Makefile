@@ -39,6 +39,7 @@ glossary: install
 	$(PY) scripts/glossary.py
 
 static: install
+	mkdir -p _static
 	$(PY) -c "import plotly, pathlib, shutil; src = pathlib.Path(plotly.__file__).parent / 'package_data' / 'plotly.min.js'; shutil.copy(src, '_static/plotly.min.js')"
 
 book: install glossary static
