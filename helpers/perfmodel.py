@@ -133,21 +133,13 @@ def pipeline_bubble_of_total(p: int, m: int) -> float:
 
 # ---------------------------------------------------------------- ZeRO (Rajbhandari et al. 2020)
 
-def zero_memory_bytes(n_params: float, n_dp: int, stage: int, k: float = 12.0) -> float:
-    """Model-state bytes per GPU: fp16 weights 2Ψ + fp16 grads 2Ψ + optimizer K·Ψ (K = 12 for mixed-precision
-    Adam: fp32 weights, momentum, variance). Stage 1 partitions the optimizer states, 2 also the gradients,
-    3 also the weights, each over ``n_dp`` ranks. Stage 0 is plain data parallelism (16Ψ)."""
-    _positive(n_params=n_params, n_dp=n_dp)
-    psi = n_params
-    if stage == 0:
-        return (4 + k) * psi
-    if stage == 1:
-        return 4 * psi + k * psi / n_dp
-    if stage == 2:
-        return 2 * psi + (2 + k) * psi / n_dp
-    if stage == 3:
-        return (4 + k) * psi / n_dp
-    raise ValueError(f"stage={stage!r}: ZeRO stages are 0 (off), 1, 2 and 3")
+def zero_memory_bytes(n_params: float, n_dp: int, stage: int) -> float:
+    """Model-state bytes per GPU for mixed-precision Adam (16Ψ in all) under ZeRO ``stage`` over ``n_dp`` ranks:
+    stage 1 partitions the optimizer states, 2 also the gradients, 3 also the weights. The formula lives in one
+    place, ``helpers.memory.model_states`` (chapter 06 teaches it); this is its total."""
+    from helpers import memory
+
+    return memory.model_states(n_params, stage, n_dp, "mixed-adam").total_bytes
 
 
 # ---------------------------------------------------------------- published runs and capacity planning
