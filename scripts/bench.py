@@ -3,7 +3,7 @@
     python scripts/bench.py            # ~15 s on a 2-core CPU; ~30 s on one GPU
 
 Prints ratios (1.00 = the helper's method costs nothing):
-* GEMM: helpers.gemm's MAMF rate (torch.mm(A, B.T, out=C), cache flushed) ÷ plain torch.matmul of the same
+* GEMM: helpers.compute.gemm's MAMF rate (torch.mm(A, B.T, out=C), cache flushed) ÷ plain torch.matmul of the same
   shapes — the target on a GPU is ≥ 0.97 (bf16);
 * STREAM: the best torch kernel ÷ the best numpy (CPU) or cupy (GPU) kernel — torch's fused triad vs the others;
 * copies (GPU only): pinned ÷ pageable host→device bandwidth.
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 import time
 
-from helpers import bench, gemm, membw
-from helpers.device import pick_device
+from helpers.compute import bench, gemm, membw
+from helpers.core.device import pick_device
 
 
 def main() -> int:
@@ -34,7 +34,7 @@ def main() -> int:
               f"   ({best.tflops:.4g} TFLOP/s at {best.shape})")
         if gpu and dt == "bf16" and r < 0.97:
             ok = False
-            print("  below the 0.97 target: the flush or out= costs time — check helpers.gemm")
+            print("  below the 0.97 target: the flush or out= costs time — check helpers.compute.gemm")
     other = "cupy" if gpu else "numpy"
     skipped: list = []
     mb = membw.measure(backends=("torch", other), levels=("memory",), repeats=5 if not gpu else 20,

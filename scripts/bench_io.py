@@ -1,4 +1,4 @@
-"""helpers.iobench vs fio on the same file, in the same run: the ratios chapter 04 discusses.
+"""helpers.storage.iobench vs fio on the same file, in the same run: the ratios chapter 04 discusses.
 
     python scripts/bench_io.py                               # /tmp, 256 MiB, 3 alternating rounds
     python scripts/bench_io.py --path /data --size 1GiB --rounds 5 --json --out bench-io.json
@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from helpers import fio, iobench, results
+from helpers.core import results
+from helpers.storage import fio, iobench
 
 
 def main(argv: list[str] | None = None) -> int:

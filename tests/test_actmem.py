@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from helpers import actmem
+from helpers.training import actmem
 
 
 def test_checkpointing_keeps_only_the_input():

@@ -3,7 +3,7 @@ import os
 import pytest
 import torch
 
-from helpers import allocator
+from helpers.compute import allocator
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CPU behaviour")

@@ -1,10 +1,10 @@
-"""helpers.bench, helpers.gemm, helpers.membw on a CPU (the GPU paths run in `make test-gpu`). No speed asserts."""
+"""helpers.compute.bench, helpers.compute.gemm, helpers.compute.membw on a CPU (the GPU paths run in `make test-gpu`). No speed asserts."""
 import json
 
 import pytest
 import torch
 
-from helpers import bench, gemm, membw
+from helpers.compute import bench, gemm, membw
 
 
 def test_gemm_records_mamf_and_plain():

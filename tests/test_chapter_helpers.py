@@ -6,7 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import clustermap, device, hardware, measurements, nodewiring, overview, roofline, specs, topology
+from helpers.core import device, measurements, specs, topology
+from helpers.compute import roofline
+from helpers.figures import clustermap, hardware, nodewiring, overview
 from tests.fakes import FakeNVML, fake_torch
 
 

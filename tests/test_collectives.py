@@ -1,4 +1,4 @@
-"""helpers.collectives: nccl-tests' busbw factors, the data check, and the CLI on 4 gloo ranks (chapter 03)."""
+"""helpers.network.collectives: nccl-tests' busbw factors, the data check, and the CLI on 4 gloo ranks (chapter 03)."""
 import json
 import subprocess
 import sys
@@ -6,7 +6,7 @@ import sys
 import pytest
 import torch
 
-from helpers import collectives as c
+from helpers.network import collectives as c
 
 
 def test_busbw_factors():
@@ -72,13 +72,13 @@ def test_expected_values_exact_beyond_float32_integers():
 
 
 def test_cli_rejects_bad_op():
-    r = subprocess.run([sys.executable, "-m", "helpers.collectives", "--op", "allreduce"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "helpers.network.collectives", "--op", "allreduce"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and "allreduce" in r.stderr and "choose from" in r.stderr
 
 
 def test_cli_four_gloo_ranks_all_ops():
-    cmd = [sys.executable, "-m", "helpers.collectives", "--backend", "gloo", "--world-size", "4", "--op", "all",
+    cmd = [sys.executable, "-m", "helpers.network.collectives", "--backend", "gloo", "--world-size", "4", "--op", "all",
            "--min-bytes", "1K", "--max-bytes", "16K", "--warmup", "1", "--iters", "2", "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -1,10 +1,10 @@
-"""helpers.commmodel: the alpha-beta fit and the all-reduce cost models (chapters 03 and 08)."""
+"""helpers.network.commmodel: the alpha-beta fit and the all-reduce cost models (chapters 03 and 08)."""
 import math
 
 import numpy as np
 import pytest
 
-from helpers import commmodel as m
+from helpers.network import commmodel as m
 
 LINK = m.AlphaBeta.from_link(latency_us=5, bw_GBps=50)
 
@@ -74,7 +74,8 @@ def test_btree_matches_nccl_diagram_and_double_tree_is_complementary():
 
 
 def test_figures_build():
-    from helpers import commfigures, ibdiag, ibparse
+    from helpers.network import ibdiag, ibparse
+    from helpers.figures import commfigures
 
     fig = commfigures.fabric_figure({n: ibdiag.diagnose(ibparse.load_sample(n)) for n in ("healthy", "link_down")})
     assert len(fig.layout.updatemenus[0].buttons) == 2 and len(fig.data) == 6

@@ -1,7 +1,7 @@
-"""helpers.compress: codecs round-trip, byte shuffle, the pipeline model and the read pipeline (chapter 23)."""
+"""helpers.storage.compress: codecs round-trip, byte shuffle, the pipeline model and the read pipeline (chapter 23)."""
 import pytest
 
-from helpers import compress
+from helpers.storage import compress
 
 
 def test_every_available_codec_round_trips():

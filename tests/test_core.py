@@ -3,7 +3,8 @@ import warnings
 
 import pytest
 
-from helpers import measurements, results, specs, timing, topology, transfer
+from helpers.core import measurements, results, specs, timing, topology
+from helpers.compute import transfer
 
 
 def test_spec_rows_have_sources_and_sane_numbers():

@@ -1,9 +1,9 @@
-"""helpers.dataload and helpers.prefetch: formats agree, cache fills, loader records, CPU skip (chapter 11)."""
+"""helpers.storage.dataload and helpers.storage.prefetch: formats agree, cache fills, loader records, CPU skip (chapter 11)."""
 import numpy as np
 import pytest
 import torch
 
-from helpers import dataload, prefetch
+from helpers.storage import dataload, prefetch
 
 
 @pytest.fixture(scope="module")

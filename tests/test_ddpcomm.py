@@ -1,7 +1,7 @@
-"""helpers.ddpcomm: bucket counting and the compression hooks on 2 gloo ranks (chapter 08)."""
+"""helpers.training.ddpcomm: bucket counting and the compression hooks on 2 gloo ranks (chapter 08)."""
 import pytest
 
-from helpers import ddpcomm
+from helpers.training import ddpcomm
 
 
 def test_buckets_and_compression():

@@ -2,7 +2,7 @@ import json
 import subprocess
 import sys
 
-from helpers import device, topology
+from helpers.core import device, topology
 from tests.fakes import FakeNVML, fake_torch
 
 
@@ -15,7 +15,7 @@ def test_no_gpu_clean_report():
 
 
 def test_cli_json_on_this_machine_is_clean():
-    p = subprocess.run([sys.executable, "-m", "helpers.device", "--json"], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "helpers.core.device", "--json"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert isinstance(doc["gpus"], list)

@@ -1,6 +1,7 @@
 import pytest
 
-from helpers import dptrain, launch
+from helpers.core import launch
+from helpers.training import dptrain
 from tests import training_ranks
 
 

@@ -1,10 +1,10 @@
-"""helpers.fio: command line, parsing of a real fio 3.33 JSON result, and a tiny live comparison (chapter 04)."""
+"""helpers.storage.fio: command line, parsing of a real fio 3.33 JSON result, and a tiny live comparison (chapter 04)."""
 import json
 from pathlib import Path
 
 import pytest
 
-from helpers import fio, iobench
+from helpers.storage import fio, iobench
 
 SAMPLE = Path(__file__).parent / "data" / "fio-3.33-randread-psync.json"
 

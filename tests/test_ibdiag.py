@@ -1,7 +1,7 @@
-"""helpers.ibparse / helpers.ibdiag: each shipped sample shows its fault; parsers read live-format text (chapter 03)."""
+"""helpers.network.ibparse / helpers.network.ibdiag: each shipped sample shows its fault; parsers read live-format text (chapter 03)."""
 import pytest
 
-from helpers import ibdiag, ibparse
+from helpers.network import ibdiag, ibparse
 
 EXPECTED = {"healthy": "healthy", "link_down": "link_down", "low_bandwidth": "low_bandwidth",
             "packet_loss": "packet_loss", "config_mismatch": "config_mismatch", "switch_failure": "switch_failure",

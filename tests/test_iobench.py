@@ -1,4 +1,4 @@
-"""helpers.iobench: refusals, invariants, cleanup on success, error, SIGINT and SIGTERM (chapter 04)."""
+"""helpers.storage.iobench: refusals, invariants, cleanup on success, error, SIGINT and SIGTERM (chapter 04)."""
 import json
 import os
 import signal
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import iobench
+from helpers.storage import iobench
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cli(*args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "helpers.iobench", *args], cwd=ROOT, text=True,
+    return subprocess.Popen([sys.executable, "-m", "helpers.storage.iobench", *args], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 

@@ -3,7 +3,7 @@ import time
 import psutil
 import pytest
 
-from helpers import launch
+from helpers.core import launch
 from tests import rank_workers as w
 
 
@@ -61,7 +61,7 @@ def test_notebook_function_refused():
 
 
 def test_torchrun_hello():
-    res = launch.torchrun("helpers.launch", [], nproc=2, timeout_s=120)
+    res = launch.torchrun("helpers.core.launch", [], nproc=2, timeout_s=120)
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     assert len(lines) == 2, (res.stdout, res.stderr[-1500:])
     assert all('"all_reduce_sum": 3.0' in ln for ln in lines)

@@ -1,6 +1,6 @@
 import pytest
 
-from helpers import memory
+from helpers.training import memory
 
 
 def test_zero_paper_example():

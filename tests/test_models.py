@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from helpers import models
+from helpers.training import models
 
 
 @pytest.mark.parametrize("kind", models.KINDS)

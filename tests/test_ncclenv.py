@@ -1,5 +1,5 @@
-"""helpers.ncclenv: the NCCL variable table and the job-script linter (chapter 03)."""
-from helpers import ncclenv
+"""helpers.network.ncclenv: the NCCL variable table and the job-script linter (chapter 03)."""
+from helpers.network import ncclenv
 
 
 def test_nccl_env_lint():

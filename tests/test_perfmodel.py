@@ -1,8 +1,8 @@
 """The performance models reproduce the published numbers they come from (chapter 28)."""
 import pytest
 
-from helpers import perfmodel as pm
-from helpers import specs
+from helpers.training import perfmodel as pm
+from helpers.core import specs
 
 A100 = specs.lookup("A100 SXM4 80GB").bf16_tflops          # 312 dense bf16
 

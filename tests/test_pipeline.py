@@ -1,6 +1,6 @@
 import pytest
 
-from helpers import pipeline, pipeline_run
+from helpers.training import pipeline, pipeline_run
 from tests import training_ranks
 
 

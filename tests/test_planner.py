@@ -1,6 +1,6 @@
 import pytest
 
-from helpers import planner
+from helpers.training import planner
 
 
 def _one_t():

@@ -1,9 +1,9 @@
-"""helpers.ringallreduce: the ring from send/recv equals dist.all_reduce on 2, 3 and 4 ranks (chapter 08)."""
+"""helpers.network.ringallreduce: the ring from send/recv equals dist.all_reduce on 2, 3 and 4 ranks (chapter 08)."""
 import numpy as np
 import pytest
 
-from helpers import launch
-from helpers import ringallreduce as ra
+from helpers.core import launch
+from helpers.network import ringallreduce as ra
 
 
 @pytest.mark.parametrize("p", [2, 3, 4, 5])

@@ -1,7 +1,8 @@
 """Roofline model, kernel counting, figure and the layer simulator (chapter 28)."""
 import pytest
 
-from helpers import layersim, roofline, specs
+from helpers.core import specs
+from helpers.compute import layersim, roofline
 
 
 def test_h200_datasheet_ridge_points():
@@ -68,7 +69,7 @@ def test_figure_has_menus_and_consistent_visibility():
     for b in (*dev_menu.buttons, *dt_menu.buttons):
         vis = b.args[0]["visible"]
         assert len(vis) == n and any(vis)
-    from helpers import plotting
+    from helpers.core import plotting
     html = plotting.BookRenderer().to_mimebundle(fig.to_dict())["text/html"]
     assert "Plotly.newPlot" in html and "updatemenus" in html
 

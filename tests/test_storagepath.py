@@ -1,7 +1,7 @@
-"""helpers.storagepath: hop arithmetic, the six standard paths, near-storage pushdown (chapter 23)."""
+"""helpers.storage.storagepath: hop arithmetic, the six standard paths, near-storage pushdown (chapter 23)."""
 import pytest
 
-from helpers import storagepath as sp
+from helpers.storage import storagepath as sp
 
 
 def test_paths_copies_and_dram_traffic():

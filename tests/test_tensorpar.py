@@ -1,6 +1,6 @@
 import pytest
 
-from helpers import tensorpar
+from helpers.training import tensorpar
 from tests import training_ranks
 
 

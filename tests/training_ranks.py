@@ -7,7 +7,8 @@ load ``all_checks``.
 """
 import functools
 
-from helpers import dptrain, launch, pipeline_run, tensorpar
+from helpers.core import launch
+from helpers.training import dptrain, pipeline_run, tensorpar
 
 DP_KINDS, DP_MODES, DP_STEPS, DP_BATCH = ("mlp", "gpt"), ("ddp", "fsdp-grad-op", "fsdp-full"), 3, 8
 

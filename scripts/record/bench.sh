@@ -3,7 +3,7 @@
 # host<->device copies and an HPL-style fp64 solve, as % of the H200 datasheet; about 60 s on one H200.
 # Run by `make record-h200` on the H200 machine with $PY and $DEST set.
 set -euo pipefail
-$PY -m helpers.bench all --out "$DEST/bench.json"
+$PY -m helpers bench all --out "$DEST/bench.json"
 # the headline ratios (GEMM vs plain torch.matmul of the same shapes, in the same run) for the lead's log
 $PY - "$DEST/bench.json" <<'PY'
 import json, sys

@@ -5,4 +5,4 @@
 # the repo root with $PY and $DEST set. A few seconds.
 set -euo pipefail
 : "${PY:?set PY to the python to use}" "${DEST:?set DEST to the output folder}"
-$PY -m helpers.hardware --out "$DEST/gpu_properties.json"
+$PY -m helpers hardware --out "$DEST/gpu_properties.json"

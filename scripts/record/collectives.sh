@@ -12,15 +12,15 @@ mkdir -p "$DEST"
 t0=$SECONDS
 
 echo "[collectives] NCCL, 1 GPU, 1 KiB .. 1 GiB"
-"$PY" -m helpers.collectives --backend nccl --world-size 1 --op all --min-bytes 1K --max-bytes 1G --factor 4 \
+"$PY" -m helpers collectives --backend nccl --world-size 1 --op all --min-bytes 1K --max-bytes 1G --factor 4 \
       --warmup 5 --iters 20 --timeout 300 --out "$DEST/collectives_nccl_1gpu.json"
 
 echo "[collectives] gloo on the host CPUs, 2 and 4 ranks, 1 KiB .. 16 MiB"
-"$PY" -m helpers.collectives --backend gloo --world-size 2 4 --op all --min-bytes 1K --max-bytes 16M --factor 4 \
+"$PY" -m helpers collectives --backend gloo --world-size 2 4 --op all --min-bytes 1K --max-bytes 16M --factor 4 \
       --warmup 3 --iters 10 --timeout 300 --out "$DEST/collectives_gloo_cpu.json"
 
 echo "[ddpcomm] DDP bucket sweep, 2 gloo CPU ranks (the caps of chapter 08's Lab 2)"
-"$PY" -m helpers.ddpcomm buckets --world-size 2 --backend gloo --caps-mb 0.1 0.5 1 25 \
+"$PY" -m helpers ddpcomm buckets --world-size 2 --backend gloo --caps-mb 0.1 0.5 1 25 \
       --out "$DEST/ddp_buckets_gloo_cpu.json"
 
 echo "[collectives.sh] done in $((SECONDS - t0)) s"

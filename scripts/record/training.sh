@@ -12,16 +12,16 @@ t0=$SECONDS
 step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
 
 # ch06: one process vs DDP vs FSDP (ZeRO-2 / ZeRO-3), losses and counted per-rank bytes vs ZeRO formulas
-step "$PY" -m helpers.dptrain --model mlp,gpt --world-size 1,2 --steps 5 --out "$DEST/dptrain.json"
+step "$PY" -m helpers dptrain --model mlp,gpt --world-size 1,2 --steps 5 --out "$DEST/dptrain.json"
 # ch07: tensor-parallel MLP (hand-written f/g and DTensor) and a real 2-stage pipeline (GPipe, 1F1B)
-step "$PY" -m helpers.tensorpar --world-size 2 --out "$DEST/tensorpar.json"
-step "$PY" -m helpers.pipeline real --world-size 2 --schedule gpipe,1f1b --out "$DEST/pipeline.json"
+step "$PY" -m helpers tensorpar --world-size 2 --out "$DEST/tensorpar.json"
+step "$PY" -m helpers pipeline real --world-size 2 --schedule gpipe,1f1b --out "$DEST/pipeline.json"
 # ch09: activation memory of a GPT block (h=4096, a=32, b=4, s=512..2048, bf16) with/without checkpointing
-step "$PY" -m helpers.actmem block --out "$DEST/actmem.json"
+step "$PY" -m helpers actmem block --out "$DEST/actmem.json"
 # ch09: fp32 / bf16 / fp16 autocast / pure bf16 memory and step time; fp8 GEMM vs bf16 GEMM
-step "$PY" -m helpers.actmem precision --out "$DEST/precision.json"
+step "$PY" -m helpers actmem precision --out "$DEST/precision.json"
 # ch09: caching-allocator statistics and the fragmentation demo (default and expandable_segments)
-step "$PY" -m helpers.allocator --out "$DEST/allocator.json"
+step "$PY" -m helpers allocator --out "$DEST/allocator.json"
 
 # The chapter-09 acceptance check: measured activations within 15% of Korthikanti's formula.
 "$PY" - "$DEST/actmem.json" <<'PYEOF'

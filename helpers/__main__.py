@@ -1,0 +1,85 @@
+"""``python -m helpers`` lists the book's tools; ``python -m helpers TOOL ...`` runs one.
+
+Every tool is a module's ``main(argv)``; ``python -m helpers.WING.MODULE ...`` runs the same function. The table is
+written out (not discovered) so that a tool's name is stable when its module moves; ``tests/test_layout.py`` checks
+that every module with a ``main`` is listed here and that each entry exists.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from pathlib import Path
+
+# tool name -> module (a wing of helpers); the description is the module's first docstring line
+TOOLS: dict[str, str] = {
+    "device": "helpers.core.device",
+    "launch": "helpers.core.launch",
+    "backends": "helpers.compute.backends",
+    "transfer": "helpers.compute.transfer",
+    "bench": "helpers.compute.bench",
+    "allocator": "helpers.compute.allocator",
+    "collectives": "helpers.network.collectives",
+    "ringallreduce": "helpers.network.ringallreduce",
+    "ibdiag": "helpers.network.ibdiag",
+    "ncclenv": "helpers.network.ncclenv",
+    "iobench": "helpers.storage.iobench",
+    "dataload": "helpers.storage.dataload",
+    "prefetch": "helpers.storage.prefetch",
+    "compress": "helpers.storage.compress",
+    "dptrain": "helpers.training.dptrain",
+    "ddpcomm": "helpers.training.ddpcomm",
+    "tensorpar": "helpers.training.tensorpar",
+    "pipeline": "helpers.training.pipeline_run",
+    "memory": "helpers.training.memory",
+    "actmem": "helpers.training.actmem",
+    "planner": "helpers.training.planner",
+    "hardware": "helpers.figures.hardware",
+    "overview": "helpers.figures.overview",
+}
+
+_PKG = Path(__file__).resolve().parent
+
+
+def module_file(module: str) -> Path:
+    return _PKG.parent.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def describe(module: str, width: int = 104) -> str:
+    """The module's first docstring paragraph (shortened to ``width``), read without importing it (listing stays instant without torch)."""
+    doc = ast.get_docstring(ast.parse(module_file(module).read_text(encoding="utf-8"))) or ""
+    para = " ".join(doc.strip().split("\n\n")[0].split())
+    return para if len(para) <= width else para[:width - 1].rsplit(" ", 1)[0] + " …"
+
+
+def listing() -> str:
+    lines = ["usage: python -m helpers TOOL [ARGS ...]    (python -m helpers TOOL --help for a tool's options)", ""]
+    wing = None
+    for name, module in TOOLS.items():
+        w = module.split(".")[1]
+        if w != wing:
+            lines.append(f"{w}/")
+            wing = w
+        lines.append(f"  {name:14s} {describe(module)}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "list"):
+        print(listing())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in TOOLS:
+        close = [t for t in TOOLS if t.startswith(name[:3])] or list(TOOLS)
+        print(f"python -m helpers: no tool {name!r}; did you mean {', '.join(close)}? "
+              "(python -m helpers lists them all)", file=sys.stderr)
+        return 2
+    from helpers.core import cli
+
+    mod = importlib.import_module(TOOLS[name])
+    return cli.run(mod.main, rest, prog=f"python -m helpers {name}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

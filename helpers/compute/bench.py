@@ -1,0 +1,283 @@
+"""The book's micro-benchmark suite, each result as a % of the device's limit (chapter 15).
+
+    python -m helpers bench gemm  --json          # GEMM ceiling per dtype, MAMF method   (helpers.compute.gemm)
+    python -m helpers bench membw --json          # STREAM copy/scale/add/triad/dot       (helpers.compute.membw)
+    python -m helpers bench copy  --json          # host↔device copies, pinned/pageable   (helpers.compute.transfer)
+    python -m helpers bench hpl   --json          # an HPL-style dense solve, fp64        (this module)
+    python -m helpers bench all   --out assets/measurements/h200/bench.json
+
+Every record carries ``kind``, ``dtype``, a shape or ``size_bytes``, ``time_s``, ``tflops`` or ``bw_GBps``, and
+``pct_of_peak`` against the datasheet row of ``helpers.core.specs`` — or null with the reason in ``peak_note`` when
+the device has no row (every CPU). The JSON document adds provenance (``helpers.core.results``) and the ``skipped``
+list (dtype or backend, reason). Units: 1 TFLOP/s = 10^12 FLOP/s, 1 GB/s = 10^9 B/s.
+
+On one GPU this is a single process. On a node, run one copy per GPU to find a slow one::
+
+    for i in $(seq 0 7); do CUDA_VISIBLE_DEVICES=$i python -m helpers bench gemm --json --out gemm.$i.json & done
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+
+from helpers.core import results, timing
+from helpers.compute import gemm, membw
+
+COLUMNS = {
+    "gemm": ["method", "dtype", "shape", "time_s", "tflops", "median_tflops", "pct_of_peak"],
+    "membw": ["backend", "level", "op", "n_elements", "size_bytes", "time_s", "bw_GBps", "pct_of_peak"],
+    "copy": ["direction", "pinned", "size_bytes", "time_s", "bw_GBps", "best_bw_GBps", "pct_of_peak"],
+    "hpl": ["dtype", "n", "time_s", "tflops", "scaled_residual", "passed", "pct_of_peak"],
+}
+
+
+@dataclass(frozen=True)
+class CopyResult:
+    kind: str            # "copy"
+    direction: str       # h2d | d2h | h2h (CPU-only machine: a host memcpy, said so)
+    pinned: bool
+    dtype: str
+    size_bytes: int
+    time_s: float        # median (helpers.compute.transfer)
+    bw_GBps: float       # size_bytes / time_s / 1e9, one direction
+    best_bw_GBps: float
+    peak_GBps: float | None
+    pct_of_peak: float | None   # of best_bw_GBps against the PCIe link, one direction
+    peak_note: str
+    device: str
+
+
+@dataclass(frozen=True)
+class HplResult:
+    kind: str            # "hpl"
+    dtype: str
+    n: int
+    flop: float          # 2/3·n³ + 3/2·n² (HPL's count, testing/ptest/HPL_pdtest.c)
+    time_s: float        # fastest solve
+    tflops: float
+    scaled_residual: float   # ‖Ax−b‖∞ / (ε·(‖A‖∞‖x‖∞ + ‖b‖∞)·n); HPL passes below 16
+    passed: bool
+    peak_tflops: float | None
+    pct_of_peak: float | None
+    peak_note: str
+    device: str
+
+
+def cpu_threads(max_shared_cores: int = 2) -> str:
+    """The labs' CPU thread policy, in one place; returns the reason. On a machine with ``max_shared_cores`` or
+    fewer, the notebook's kernel and other processes share the cores, and a 2-thread parallel region stalls for a
+    scheduler tick whenever another process holds one of them: time with one torch thread there."""
+    import os
+
+    import torch
+
+    if torch.cuda.is_available():
+        return f"GPU present: torch's {torch.get_num_threads()} CPU threads left as they are"
+    cores = os.cpu_count() or 1
+    if cores <= max_shared_cores:
+        torch.set_num_threads(1)
+        return (f"{cores} CPU cores, shared with whatever else runs here: timing with 1 torch thread "
+                "(2-thread regions stall whenever another process holds a core)")
+    return f"{cores} CPU cores: timing with torch's {torch.get_num_threads()} threads"
+
+
+def copy(sizes_bytes=None, repeats: int = 10, device=None) -> list[CopyResult]:
+    """Host↔device copy bandwidth through ``helpers.compute.transfer`` with the PCIe link as the limit."""
+    import torch
+
+    from helpers.core import specs
+    from helpers.compute import transfer
+    from helpers.core.device import pick_device
+
+    dev = pick_device()[0] if device is None else torch.device(device)
+    if sizes_bytes is None:
+        sizes_bytes = (2**20, 2**24, 2**28, 2**30) if dev.type == "cuda" else (2**20, 2**24, 2**26)
+    out = []
+    for r in transfer.measure(sizes_bytes=sizes_bytes, pinned=(True, False), directions=("h2d", "d2h"),
+                              repeats=repeats, device=dev):
+        pk, note = None, "host→host copy on a machine without a GPU: there is no host↔device link to compare with"
+        if r.direction != "h2h":
+            s = specs.lookup(r.device, warn=False)
+            if s is None:
+                note = f"GPU {r.device!r} is not in helpers/core/data/gpu_specs.yaml"
+            else:
+                pk = specs.pcie_GBps(s.pcie_gen, s.pcie_lanes)
+                note = f"PCIe gen{s.pcie_gen} x{s.pcie_lanes} one direction after encoding (helpers.core.specs)"
+        out.append(CopyResult("copy", r.direction, r.pinned, "fp32", r.size_bytes, r.time_s, r.bw_GBps,
+                              r.best_bw_GBps, pk, None if pk is None else 100 * r.best_bw_GBps / pk, note,
+                              gemm.device_name(dev) if r.direction == "h2h" else r.device))
+    return out
+
+
+def hpl_flop(n: int) -> float:
+    """HPL's operation count for an n×n solve: LU (2/3·n³ − 1/2·n²) plus the triangular solves (2·n²)."""
+    return 2.0 / 3.0 * n**3 + 1.5 * n**2
+
+
+def hpl(n: int | None = None, repeats: int = 3, device=None, seed: int = 0) -> list[HplResult]:
+    """An HPL-style run: solve A x = b (LU with partial pivoting, fp64) and check the scaled residual.
+
+    Not HPL itself (no block-cyclic distribution, no look-ahead): the same operation, count and check, on
+    one device through ``torch.linalg.solve`` (LAPACK on a CPU, cuSOLVER on a GPU)."""
+    import torch
+
+    from helpers.core.device import pick_device
+
+    dev = pick_device()[0] if device is None else torch.device(device)
+    on_gpu = dev.type == "cuda"
+    n = n or (16384 if on_gpu else 2048)
+    if n < 16:
+        raise ValueError(f"n={n}: use n ≥ 16 (HPL runs use thousands)")
+    g = torch.Generator(device=dev).manual_seed(seed)
+    A = torch.rand(n, n, dtype=torch.float64, device=dev, generator=g) - 0.5   # HPL's matgen: uniform(-½, ½)
+    b = torch.rand(n, 1, dtype=torch.float64, device=dev, generator=g) - 0.5
+    box = {}
+    t = timing.time_fn(lambda: box.__setitem__("x", torch.linalg.solve(A, b)), device=dev if on_gpu else None,
+                       warmup=1, repeats=repeats)
+    x = box["x"]
+    inf = lambda v: torch.linalg.matrix_norm(v, ord=float("inf")).item()  # noqa: E731
+    eps = torch.finfo(torch.float64).eps
+    resid = inf(A @ x - b) / (eps * (inf(A) * inf(x) + inf(b)) * n)
+    name = gemm.device_name(dev)
+    pk, note = gemm.peak(name, "fp64_tc" if on_gpu else "fp64")
+    tf = hpl_flop(n) / t.min_s / 1e12
+    return [HplResult("hpl", "fp64", n, hpl_flop(n), t.min_s, tf, resid, resid < 16.0, pk,
+                      None if pk is None else 100 * tf / pk, note, name)]
+
+
+def run_all(quick: bool = False, skipped: list | None = None) -> list:
+    """gemm + membw + copy + hpl with each module's defaults (``quick``: smaller CPU sweeps for notebooks)."""
+    kw = dict(shapes=((256, 256, 256), (512, 512, 512)), budget_s=0.15) if quick else {}
+    recs: list = gemm.measure(dtypes=tuple(gemm.DTYPES), skipped=skipped, **kw)
+    recs += membw.measure(skipped=skipped, **({"repeats": 5} if quick else {}))
+    recs += copy(repeats=5 if quick else 10)
+    recs += hpl(n=512 if quick else None)
+    return recs
+
+
+def summary(records) -> list[dict]:
+    """The headline of each benchmark, one row each: ``what`` is a stable key (e.g. "GEMM bf16") so that two
+    machines' summaries can be joined; ``detail`` says which shape, op or size gave the best value."""
+    rows = []
+    get = gemm._get
+
+    def row(what, detail, value, unit, pct, ratio=None):
+        rows.append({"what": what, "detail": detail, "value": value, "unit": unit, "pct_of_peak": pct,
+                     "ratio_to_plain": ratio})
+
+    for dt in gemm.DTYPES:
+        r = gemm.best(records, dt)
+        if r is not None:
+            row(f"GEMM {dt}", f"best shape {get(r, 'shape')}", get(r, "tflops"), "TFLOP/s", get(r, "pct_of_peak"),
+                gemm.ratio_to_plain(records, dt))
+    for level in ("memory", "cache"):
+        r = membw.best(records, level)
+        if r is not None:
+            row(f"{level} bandwidth", f"{get(r, 'backend')} {get(r, 'op')}, {get(r, 'n_elements')} fp32",
+                get(r, "bw_GBps"), "GB/s", get(r, "pct_of_peak"))
+    for pinned in (True, False):
+        cs = [r for r in records if get(r, "kind") == "copy" and get(r, "pinned") == pinned]
+        for direction in sorted({get(r, "direction") for r in cs}):
+            r = max((c for c in cs if get(c, "direction") == direction), key=lambda c: get(c, "best_bw_GBps"))
+            row(f"copy {direction} {'pinned' if pinned else 'pageable'}", f"{get(r, 'size_bytes')} B",
+                get(r, "best_bw_GBps"), "GB/s", get(r, "pct_of_peak"))
+    for r in (r for r in records if get(r, "kind") == "hpl"):
+        row("HPL-style fp64 solve", f"n = {get(r, 'n')}", get(r, "tflops"), "TFLOP/s", get(r, "pct_of_peak"))
+    return rows
+
+
+def node_diagram(gpu: str = "NVIDIA H200"):
+    """Which benchmark measures which part of a GPU node, with the datasheet limit of each (helpers.core.specs)."""
+    from helpers.core import plotting, specs
+
+    s = specs.lookup(gpu, warn=False)
+    if s is None:
+        raise ValueError(f"gpu={gpu!r} is not in helpers/core/data/gpu_specs.yaml: pass a name it knows, e.g. 'H200'")
+    boxes = {"GPU: Tensor Cores, SMs": (0.6, 3.2), "HBM": (0.6, 1.4), "other GPUs": (3.2, 3.2), "CPU": (3.2, 1.4),
+             "DRAM": (5.8, 1.4), "NIC → other nodes": (5.8, 3.2), "NVMe, file system": (3.2, -0.2)}
+    links = [("GPU: Tensor Cores, SMs", "HBM", "bench membw", f"{s.hbm_GBps:,.0f} GB/s"),
+             ("HBM", "CPU", "bench copy", f"PCIe gen{s.pcie_gen} x{s.pcie_lanes}: {s.pcie_GBps:.0f} GB/s each way"),
+             ("GPU: Tensor Cores, SMs", "other GPUs", "all-reduce, nccl-tests", f"NVLink {s.nvlink_GBps:,.0f} GB/s"),
+             ("CPU", "DRAM", "STREAM on the host", ""), ("CPU", "NIC → other nodes", "iperf, ib_write_bw", ""),
+             ("CPU", "NVMe, file system", "fio, helpers.storage.iobench", "")]
+    fig = plotting.figure(title=f"What each benchmark measures, with the {s.name} datasheet limits", height=460)
+    for a, b, what, limit in links:
+        (x0, y0), (x1, y1) = boxes[a], boxes[b]
+        fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", line=dict(color=plotting.SPEC, width=3),
+                        hoverinfo="skip", showlegend=False)
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=f"<b>{what}</b><br>{limit}", showarrow=False,
+                           font=dict(size=11), bgcolor="rgba(255,255,255,0.9)")
+    for name, (x, y) in boxes.items():
+        fig.add_shape(type="rect", x0=x - 0.6, x1=x + 0.6, y0=y - 0.3, y1=y + 0.3,
+                      line=dict(color=plotting.LIVE), fillcolor="#eaf1f7")
+        fig.add_annotation(x=x, y=y, text=name, showarrow=False, font=dict(size=12))
+    fig.add_annotation(x=0.6, y=3.75, showarrow=False, font=dict(size=11),
+                       text=f"<b>bench gemm</b>: {s.bf16_tflops:,.0f} TFLOP/s bf16 dense")
+    fig.add_annotation(x=3.2, y=4.25, showarrow=False, font=dict(size=12),
+                       text="<b>whole system</b>: HPL (fp64 solve), MLPerf (time to train, queries/s)")
+    fig.update_xaxes(visible=False, range=[-0.2, 6.6])
+    fig.update_yaxes(visible=False, range=[-0.7, 4.5])
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m helpers bench", description=__doc__.split("\n")[0])
+    ap.add_argument("what", choices=["gemm", "membw", "copy", "hpl", "all"])
+    ap.add_argument("--dtypes", default=",".join(gemm.DTYPES), help="gemm: comma-separated (default %(default)s)")
+    ap.add_argument("--shapes", default="", help="gemm: m×n×k list, e.g. 4096x4096x4096,8192x8192x8192")
+    ap.add_argument("--elements", type=int, default=None, help="membw: array length (default: ≥ 4 × LLC)")
+    ap.add_argument("--n", type=int, default=None, help="hpl: matrix side")
+    ap.add_argument("--quick", action="store_true", help="all: small CPU sweeps (about 20 s on 2 cores)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch CPU threads (default: bench.cpu_threads(): 1 on machines with ≤ 2 cores)")
+    results.add_output_args(ap)
+    a = ap.parse_args(argv)
+    skipped: list = []
+    if a.threads is None:
+        threads_note = cpu_threads()
+    elif a.threads < 1:
+        ap.error(f"--threads {a.threads}: use 1 or more")
+    else:
+        import torch
+        torch.set_num_threads(a.threads)
+        threads_note = f"--threads {a.threads}"
+    try:
+        shapes = [tuple(int(x) for x in s.lower().replace("×", "x").split("x")) for s in a.shapes.split(",") if s]
+        if any(len(s) != 3 for s in shapes):
+            raise ValueError(f"--shapes {a.shapes!r}: write each as MxNxK, e.g. 4096x4096x4096")
+        if a.what == "gemm":
+            recs = gemm.measure(dtypes=tuple(d for d in a.dtypes.split(",") if d), shapes=shapes or None,
+                                skipped=skipped)
+        elif a.what == "membw":
+            recs = membw.measure(n_elements=a.elements, skipped=skipped)
+        elif a.what == "copy":
+            recs = copy()
+        elif a.what == "hpl":
+            recs = hpl(n=a.n)
+        else:
+            recs = run_all(quick=a.quick, skipped=skipped)
+    except ValueError as e:
+        ap.error(str(e))
+    kind = "bench" if a.what == "all" else f"bench-{a.what}"
+    meta = dict(skipped=[{"what": w, "reason": why} for w, why in skipped], summary=summary(recs),
+                threads=threads_note)
+    if a.what == "all" and not a.json:          # mixed kinds: one table per kind, then the headline rows
+        doc = results.document(recs, kind, **meta)
+        print(f"# {kind} · {doc['provenance']['device']} · {doc['provenance']['date_utc']}")
+        for k, cols in COLUMNS.items():
+            print(f"\n## {k}\n" + results.table([r for r in recs if r.kind == k], cols).to_string(index=False))
+        print("\n## summary\n" + results.table(meta["summary"]).to_string(index=False))
+        if a.out:
+            results.save(doc, a.out)
+    else:
+        doc = results.emit(recs, kind, a, columns=None if a.what == "all" else COLUMNS[a.what], **meta)
+    if not a.json and doc["skipped"]:
+        print("skipped: " + "; ".join(f"{s['what']}: {s['reason']}" for s in doc["skipped"]))
+    return 0
+
+
+if __name__ == "__main__":
+    from helpers.core import cli
+
+    sys.exit(cli.run(main))

@@ -1,0 +1,233 @@
+"""GEMM ceiling: the largest matrix-multiply rate this device reaches, MAMF-style (chapter 15; roofline in 28).
+
+The method is ml-engineering's *Maximum Achievable Matmul FLOPS* finder (stas00/ml-engineering,
+compute/accelerator/benchmarks/mamf-finder.py, benchmark version 2):
+
+* inputs are ``randn`` (data changes power draw: zeros run faster than random numbers);
+* the timed call is ``torch.mm(A, B.T, out=C)`` with ``A`` (m, k) and ``B`` (n, k), FLOPs = 2·m·n·k;
+* before every iteration, untimed: zero a buffer larger than the last-level cache (256 MiB on a GPU, which
+  covers every GPU's L2; 2 × the LLC on a CPU) so no operand is still cached, and re-randomise ``C`` so the
+  output is really written;
+* warm-up iterations first (50 in MAMF), then timed ones (100 in MAMF), each bracketed by CUDA events on a GPU
+  (through ``helpers.core.timing.time_fn``); the fastest gives the *best* rate, the median the *typical* one.
+
+Here the iteration counts shrink for slow shapes so that a sweep fits a time budget (never fewer than 10
+timed iterations on a GPU, 5 on a CPU), and every shape is also timed the "plain" way — ``torch.matmul(A, B.T)``: no ``out=``, no
+cache flush — so the ratio MAMF / plain shows the method costs nothing. FP8 goes through ``torch._scaled_mm`` (unit scales,
+bf16 output) where the GPU has FP8 Tensor Cores; TF32 is fp32 storage with ``torch.set_float32_matmul_precision
+("high")`` on a GPU. % of peak uses ``helpers.core.specs`` (the datasheet's dense figure); a CPU has no row there,
+so its ``pct_of_peak`` is null with the reason in ``peak_note``.
+
+    python -m helpers bench gemm --json          # the CLI lives in helpers.compute.bench
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from helpers.core import specs, timing
+
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
+          "fp8": getattr(torch, "float8_e4m3fn", None)}
+GPU_FLUSH_BYTES = 256 * 2**20
+GPU_SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192))
+CPU_SHAPES = ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024))
+
+
+@dataclass(frozen=True)
+class GemmResult:
+    kind: str                 # "gemm"
+    method: str               # "mamf": torch.mm(A, B.T, out=C), cache flushed · "plain": matmul, no flush
+    dtype: str
+    m: int
+    n: int
+    k: int
+    shape: str                # "m×n×k"
+    flop: float               # 2·m·n·k
+    time_s: float             # fastest timed iteration
+    median_time_s: float
+    tflops: float             # from the fastest iteration (MAMF's "max")
+    median_tflops: float
+    peak_tflops: float | None
+    pct_of_peak: float | None  # 100 · tflops / peak_tflops
+    peak_note: str            # where the peak comes from, or why there is none
+    repeats: int
+    warmup: int
+    device: str
+
+
+def device_name(dev: torch.device) -> str:
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    from helpers.core.device import detect_cpu
+    return f"CPU: {detect_cpu().model}"
+
+
+def peak(dev_name: str, spec_dtype: str, what: str = "tflops") -> tuple[float | None, str]:
+    """(datasheet peak, note) for a device name from torch/NVML; (None, why) when the table has none."""
+    if dev_name.startswith("CPU"):
+        return None, f"no datasheet peak for {dev_name} in helpers/core/data/gpu_specs.yaml (GPU table)"
+    s = specs.lookup(dev_name, warn=False)
+    if s is None:
+        return None, f"GPU {dev_name!r} is not in helpers/core/data/gpu_specs.yaml: add its datasheet row"
+    if what == "hbm_GBps":
+        return float(s.hbm_GBps), f"{s.name} datasheet memory bandwidth ({s.source})"
+    p = s.peak_tflops(spec_dtype)
+    if p is None:
+        return None, f"{s.name} datasheet gives no dense {spec_dtype} figure"
+    return float(p), f"{s.name} datasheet dense {spec_dtype} ({s.source})"
+
+
+def llc_bytes() -> int:
+    """Size of the CPU's largest cache level from sysfs (Linux); 32 MiB when it cannot be read."""
+    sizes = []
+    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        t = f.read_text().strip()
+        mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+        with contextlib.suppress(ValueError):
+            sizes.append(int(t.rstrip("KMG")) * mult)
+    return max(sizes) if sizes else 32 * 2**20
+
+
+def unsupported(dtype: str, dev: torch.device) -> str | None:
+    """Why ``dtype`` cannot be benchmarked on ``dev`` (None when it can)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype={dtype!r}: use one of {sorted(DTYPES)}")
+    if dtype == "tf32" and dev.type != "cuda":
+        return "tf32 is a Tensor Core mode of NVIDIA GPUs (Ampere and later); a CPU computes fp32"
+    if dtype == "fp8":
+        if DTYPES["fp8"] is None or not hasattr(torch, "_scaled_mm"):
+            return f"torch {torch.__version__} has no float8_e4m3fn / torch._scaled_mm"
+        if dev.type == "cuda" and torch.cuda.get_device_capability(dev) < (8, 9):
+            cc = torch.cuda.get_device_capability(dev)
+            return f"fp8 Tensor Cores need compute capability ≥ 8.9 (Ada/Hopper); this GPU is {cc[0]}.{cc[1]}"
+    return None
+
+
+@contextlib.contextmanager
+def _matmul_precision(dtype: str):
+    """TF32 on for "tf32", strict fp32 otherwise; the previous setting comes back afterwards."""
+    old = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high" if dtype == "tf32" else "highest")
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(old)
+
+
+def _operands(m: int, n: int, k: int, dtype: str, dev: torch.device, seed: int):
+    """A (m, k), B (n, k) from randn, C (m, n) and its random refill, cast to ``dtype``."""
+    g = torch.Generator(device=dev).manual_seed(seed)
+    tdt = DTYPES[dtype]
+    store = torch.bfloat16 if dtype == "fp8" else tdt
+    A = torch.randn(m, k, device=dev, generator=g).to(tdt)
+    B = torch.randn(n, k, device=dev, generator=g).to(tdt)
+    C = torch.empty(m, n, device=dev, dtype=store)
+    C_rand = torch.randn(m, n, device=dev, generator=g).to(store)
+    return A, B, C, C_rand
+
+
+def _calls(A, B, C, dtype: str, plain_layout: str = "nt"):
+    """(mamf_call, plain_call) for one shape. fp8 has no plain matmul: both go through _scaled_mm.
+
+    ``plain_layout`` "nt" times ``torch.matmul(A, B.T)`` (the same operands as MAMF, so the ratio isolates the
+    method); "nn" times ``A @ B2`` with B2 = B.T made contiguous, (k, n) row-major — the layout most code has."""
+    if plain_layout not in ("nt", "nn"):
+        raise ValueError(f"plain_layout={plain_layout!r}: use 'nt' (A @ B.T) or 'nn' (A @ B2, B2 (k, n))")
+    if dtype == "fp8":
+        one = torch.ones(1, device=A.device, dtype=torch.float32)      # tensor-wise scale, as MAMF passes it
+        mm = lambda: torch._scaled_mm(A, B.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
+        return mm, mm
+    Bp = B.t() if plain_layout == "nt" else B.t().contiguous()
+    return (lambda: torch.mm(A, B.t(), out=C)), (lambda: torch.matmul(A, Bp))
+
+
+def _counts(fn, dev, budget_s: float, warmup: int, repeats: int, min_repeats: int) -> tuple[int, int]:
+    """MAMF's warm-up/timed counts, shrunk so one (shape, method) takes about ``budget_s``."""
+    fn()
+    timing.sync(dev)
+    t0 = time.perf_counter()
+    fn()
+    timing.sync(dev)
+    est = max(time.perf_counter() - t0, 1e-6)
+    fit = int(budget_s / est)
+    return max(1, min(warmup, fit // 3)), max(min_repeats, min(repeats, fit - fit // 3))
+
+
+def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50, repeats: int = 100,
+            budget_s: float | None = None, warm_s: float | None = None, seed: int = 0,
+            plain_layout: str = "nt", skipped: list | None = None) -> list[GemmResult]:
+    """MAMF and plain GEMM timings for every (dtype, shape). Returns two records per pair.
+
+    ``shapes`` defaults to GPU_SHAPES on a GPU and CPU_SHAPES on a CPU; ``budget_s`` (seconds per shape and
+    method) to 1.0 on a GPU and 0.3 on a CPU; ``warm_s`` (seconds of untimed GEMMs before the sweep, which
+    brings a GPU to its working clock; MAMF uses 30) to 2.0 on a GPU and 0 on a CPU. Dtypes this device cannot
+    run are skipped, and ``(dtype, reason)`` is appended to ``skipped`` when a list is given."""
+    from helpers.core.device import pick_device
+
+    dev = pick_device()[0] if device is None else torch.device(device)
+    on_gpu = dev.type == "cuda"
+    shapes = tuple(shapes or (GPU_SHAPES if on_gpu else CPU_SHAPES))
+    budget_s = budget_s if budget_s is not None else (1.0 if on_gpu else 0.3)
+    warm_s = warm_s if warm_s is not None else (2.0 if on_gpu else 0.0)
+    for m, n, k in shapes:
+        if min(m, n, k) < 16 or any(x % 16 for x in (m, n, k)):
+            raise ValueError(f"shape {m}×{n}×{k}: use multiples of 16 (fp8 Tensor Cores require it)")
+    name = device_name(dev)
+    nbytes = GPU_FLUSH_BYTES if on_gpu else 2 * llc_bytes()
+    flush = torch.empty(nbytes // 4, dtype=torch.int32, device=dev)
+    out: list[GemmResult] = []
+    warmed = warm_s <= 0
+    for dtype in dtypes:
+        why = unsupported(dtype, dev)
+        if why:
+            if skipped is not None:
+                skipped.append((dtype, why))
+            continue
+        pk, note = peak(name, "fp8" if dtype == "fp8" else dtype)
+        with _matmul_precision(dtype):
+            for i, (m, n, k) in enumerate(shapes):
+                A, B, C, C_rand = _operands(m, n, k, dtype, dev, seed + i)
+                mamf, plain = _calls(A, B, C, dtype, plain_layout)
+                if not warmed:                       # bring the GPU to its working clock once
+                    t_end = time.perf_counter() + warm_s
+                    while time.perf_counter() < t_end:
+                        mamf()
+                        timing.sync(dev)
+                    warmed = True
+
+                def reset():
+                    flush.zero_()                    # evict A, B, C from the cache …
+                    C.copy_(C_rand)                  # … and make the output write real again
+
+                for method, fn, setup in (("mamf", mamf, reset), ("plain", plain, None)):
+                    w, r = _counts(fn, dev, budget_s, warmup, repeats, 10 if on_gpu else 5)
+                    t = timing.time_fn(fn, device=dev if on_gpu else None, warmup=w, repeats=r, setup=setup)
+                    flop = 2.0 * m * n * k
+                    best, med = flop / t.min_s / 1e12, flop / t.median_s / 1e12
+                    out.append(GemmResult("gemm", method, dtype, m, n, k, f"{m}×{n}×{k}", flop, t.min_s,
+                                          t.median_s, best, med, pk, None if pk is None else 100 * best / pk,
+                                          note, r, w, name))
+                del A, B, C, C_rand
+    return out
+
+
+def best(records, dtype: str, method: str = "mamf"):
+    """The record with the highest best-iteration TFLOP/s for ``dtype`` and ``method`` (None if absent)."""
+    rs = [r for r in records if _get(r, "kind") == "gemm" and _get(r, "dtype") == dtype
+          and _get(r, "method") == method]
+    return max(rs, key=lambda r: _get(r, "tflops"), default=None)
+
+
+def ratio_to_plain(records, dtype: str) -> float | None:
+    """Best MAMF TFLOP/s ÷ best plain-matmul TFLOP/s over the same shapes in the same run."""
+    a, b = best(records, dtype, "mamf"), best(records, dtype, "plain")
+    return None if a is None or b is None else _get(a, "tflops") / _get(b, "tflops")
+
+
+def _get(r, key):
+    return r[key] if isinstance(r, dict) else getattr(r, key)

@@ -1,0 +1,125 @@
+"""The one error boundary of every tool, and argument types that validate before any work starts.
+
+Every tool's ``main(argv)`` runs inside :func:`run` — from ``python -m helpers TOOL`` and from
+``python -m helpers.WING.MODULE`` alike — so bad input never ends in a Python traceback:
+
+* exit 2 and one line on stderr for bad input (``ValueError``, ``argparse`` errors, a file that is not there);
+* exit 1 and one line for a run that failed (a rank that died, an ``OSError`` writing output, a timeout);
+* ``--debug`` (or ``BOOK_DEBUG=1``) re-raises, with the traceback, for whoever is fixing the tool.
+
+The argument types (``positive_int``, ``size_bytes`` …) reject a bad value at parse time with the value and the fix,
+so a tool never silently replaces it by a default.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from helpers.core import units
+
+BAD_INPUT = 2
+RUN_FAILED = 1
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
+def run(main: Callable[[list[str] | None], int | None], argv: Sequence[str] | None = None, prog: str = "") -> int:
+    """Call ``main(argv)`` and turn the library's exceptions into one stderr line and an exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("BOOK_DEBUG") == "1"
+    args = [a for a in args if a != "--debug"]
+    name = prog or "python -m helpers"
+    try:
+        return int(main(args) or 0)
+    except SystemExit as e:                      # argparse: it has printed its own usage line already
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else BAD_INPUT)
+        if not isinstance(e.code, (int, type(None))):
+            print(f"{name}: {e.code}", file=sys.stderr)
+        return code
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:                       # noqa: BLE001 - this *is* the boundary
+        if debug:
+            raise
+        bad_input = isinstance(e, (ValueError, KeyError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
+                                   argparse.ArgumentTypeError))
+        kind = "bad input" if bad_input else f"failed ({type(e).__name__})"
+        print(f"{name}: {kind}: {_one_line(e)}  (add --debug for the traceback)", file=sys.stderr)
+        return BAD_INPUT if bad_input else RUN_FAILED
+
+
+# ---- argument types: each raises ArgumentTypeError naming the value and what would be accepted ----------------
+
+def _number(text: str, kind=float) -> float:
+    try:
+        x = kind(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
+    if kind is float and not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return x
+
+
+def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
+    """An integer in [lo, hi], e.g. ``type=bounded_int(1, 64)`` for a world size."""
+    def parse(text: str) -> int:
+        x = int(_number(text, int))
+        if not lo <= x <= hi:
+            raise argparse.ArgumentTypeError(f"{x} is out of range: give {lo}..{hi}")
+        return x
+    parse.__name__ = f"integer {lo}..{hi}"
+    return parse
+
+
+def bounded_float(lo: float, hi: float, lo_open: bool = False) -> Callable[[str], float]:
+    """A finite float in [lo, hi] (``lo_open=True`` for (lo, hi])."""
+    def parse(text: str) -> float:
+        x = _number(text)
+        if not (lo < x if lo_open else lo <= x) or x > hi:
+            raise argparse.ArgumentTypeError(f"{x:g} is out of range: give {'(' if lo_open else '['}{lo:g}, {hi:g}]")
+        return x
+    parse.__name__ = f"number {lo:g}..{hi:g}"
+    return parse
+
+
+positive_int = bounded_int(1, 2**31 - 1)
+positive_float = bounded_float(0.0, 1e18, lo_open=True)
+
+
+def size_bytes(lo: int = 1, hi: int = 2**50) -> Callable[[str], int]:
+    """A size such as ``512MiB``, ``4K`` or ``1048576`` (bytes) in [lo, hi]."""
+    def parse(text: str) -> int:
+        try:
+            n = units.parse_size(text)
+        except (TypeError, ValueError) as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r} = {n} B is out of range: give {lo}..{hi} bytes")
+        return n
+    parse.__name__ = "size"
+    return parse
+
+
+def nonempty_path(text: str) -> str:
+    """A path that is not the empty string (which would silently mean the working directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path: give a folder or file name")
+    return text
+
+
+def csv_of(item: Callable[[str], object]) -> Callable[[str], list]:
+    """A comma-separated list, each element parsed by ``item`` (``--world-size 1,2,4``)."""
+    def parse(text: str) -> list:
+        parts = [p.strip() for p in text.split(",")]
+        if not parts or any(not p for p in parts):
+            raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated values with none empty")
+        return [item(p) for p in parts]
+    parse.__name__ = "list"
+    return parse

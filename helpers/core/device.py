@@ -1,0 +1,330 @@
+"""What machine am I on? CPU, memory, GPUs, driver, CUDA, NCCL, cupy and the GPU interconnect.
+
+Taught in chapter 01 (GPU cluster overview); the interconnect matrix in chapter 02.
+
+    python -m helpers device            # a readable report
+    python -m helpers device --json     # the same as JSON (``"gpus": []`` and a ``reason`` on CPU)
+
+Each GPU field is asked for on its own, from three sources in order of trust: NVML (nvidia-ml-py), then
+torch.cuda, then ``nvidia-smi``. On virtualised GPUs NVML raises NotSupported for some fields; such a field
+is left ``None``, named in ``unavailable``, and filled from the next source if that one knows it.
+On a machine with no GPU, no driver and no cupy the report is clean: no exception and nothing on stderr.
+
+This module imports no other helper. The one place that chooses the compute device is ``pick_device``.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helpers.core import records, topology
+from helpers.core.nvmlquery import load_nvml as _load_nvml, nvml_gpus as _nvml_gpus
+
+
+@dataclass(frozen=True)
+class CPUInfo:
+    model: str
+    cores_logical: int
+    cores_physical: int | None
+    numa_nodes: int
+    ram_bytes: int | None
+
+
+@dataclass(frozen=True)
+class GPUInfo:
+    index: int
+    name: str
+    uuid: str | None = None
+    compute_capability: str | None = None
+    sm_count: int | None = None
+    memory_total_bytes: int | None = None
+    clock_sm_max_MHz: int | None = None
+    clock_mem_max_MHz: int | None = None
+    power_limit_W: float | None = None
+    mig_mode: str | None = None          # "enabled" / "disabled" / None when unknown or unsupported
+    pci_bus_id: str | None = None
+    pcie_gen: int | None = None           # current PCIe link generation
+    pcie_width: int | None = None         # current PCIe link width (lanes)
+    nvlink_links_active: int | None = None
+    sources: tuple[str, ...] = ()         # which backends answered ("nvml", "torch", "nvidia-smi")
+    unavailable: tuple[str, ...] = ()     # "field: why" for each field no source could give
+
+
+@dataclass(frozen=True)
+class DeviceReport:
+    os: str
+    python: str
+    cpu: CPUInfo
+    torch_version: str | None
+    torch_cuda: str | None               # CUDA version torch was built with (None for a CPU build)
+    driver_version: str | None
+    cuda_driver_version: str | None      # newest CUDA the driver supports
+    nccl_version: str | None
+    cupy: str                            # version, or why it is not usable
+    gpus: tuple[GPUInfo, ...]
+    reason: str | None                   # why ``gpus`` is empty (None when GPUs were found)
+    topology: topology.Topology | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["gpus"] = [dataclasses.asdict(g) for g in self.gpus]
+        return d
+
+    def summary(self) -> str:
+        """One line: what ran where (used in every lab's output)."""
+        if not self.gpus:
+            return f"CPU only: {self.cpu.model} ({self.cpu.cores_logical} logical cores); {self.reason}"
+        names = sorted({g.name for g in self.gpus})
+        return (f"{len(self.gpus)} × {', '.join(names)} · driver {self.driver_version} · "
+                f"CUDA (torch) {self.torch_cuda} · NCCL {self.nccl_version}")
+
+
+# ---------------------------------------------------------------- CPU and host
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith(("model name", "hardware", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def detect_cpu() -> CPUInfo:
+    cores_physical = ram = None
+    try:
+        import psutil
+
+        cores_physical = psutil.cpu_count(logical=False)
+        ram = psutil.virtual_memory().total
+    except ImportError:
+        if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+            ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    nodes = len(list(Path("/sys/devices/system/node").glob("node[0-9]*"))) or 1
+    return CPUInfo(_cpu_model(), os.cpu_count() or 1, cores_physical, nodes, ram)
+
+
+# ---------------------------------------------------------------- torch and nvidia-smi
+
+def _torch_info(torch_mod):
+    """(torch_version, torch_cuda, nccl_version, gpus as dicts, why no GPU)."""
+    torch = torch_mod
+    if torch is None:
+        try:
+            import torch  # noqa: F811
+        except ImportError:
+            return None, None, None, [], "torch not installed"
+    version = str(torch.__version__)
+    cuda = getattr(torch.version, "cuda", None)
+    nccl = None
+    try:
+        if cuda and torch.cuda.is_available():
+            v = torch.cuda.nccl.version()
+            nccl = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+    except Exception:
+        nccl = None
+    if not cuda:
+        return version, None, None, [], f"torch {version} is a CPU build"
+    if not torch.cuda.is_available():
+        return version, cuda, nccl, [], f"torch {version} built for CUDA {cuda} but sees no GPU"
+    gpus = []
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        gpus.append({"index": i, "name": p.name, "compute_capability": f"{p.major}.{p.minor}",
+                     "sm_count": int(p.multi_processor_count), "memory_total_bytes": int(p.total_memory)})
+    return version, cuda, nccl, gpus, None
+
+
+_SMI_FIELDS = ["index", "name", "memory.total", "driver_version", "compute_cap", "clocks.max.sm",
+               "clocks.max.mem", "power.limit", "mig.mode.current", "pci.bus_id"]
+
+
+def _run(cmd: list[str], timeout: float = 10.0) -> str | None:
+    if shutil.which(cmd[0]) is None:
+        return None
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def parse_smi_csv(text: str) -> list[dict]:
+    """Parse ``nvidia-smi --query-gpu=<_SMI_FIELDS> --format=csv,noheader,nounits``."""
+    gpus = []
+    for line in text.strip().splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) != len(_SMI_FIELDS):
+            continue
+        raw = dict(zip(_SMI_FIELDS, cells))
+
+        def num(key, conv=float):
+            v = raw[key]
+            try:
+                return conv(float(v))
+            except ValueError:  # "[N/A]", "[Not Supported]"
+                return None
+
+        g = {"index": int(raw["index"]), "name": raw["name"], "driver_version": raw["driver_version"],
+             "compute_capability": raw["compute_cap"] if raw["compute_cap"][:1].isdigit() else None,
+             "memory_total_bytes": (num("memory.total") or 0) * 2**20 or None,
+             "clock_sm_max_MHz": num("clocks.max.sm", int), "clock_mem_max_MHz": num("clocks.max.mem", int),
+             "power_limit_W": num("power.limit"),
+             "mig_mode": raw["mig.mode.current"].lower() if raw["mig.mode.current"][:1] in "EeDd" else None,
+             "pci_bus_id": raw["pci.bus_id"]}
+        if g["memory_total_bytes"] is not None:
+            g["memory_total_bytes"] = int(g["memory_total_bytes"])
+        gpus.append(g)
+    return gpus
+
+
+def _smi_gpus() -> list[dict] | None:
+    out = _run(["nvidia-smi", f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"])
+    return None if out is None else parse_smi_csv(out)
+
+
+def _cupy_status() -> str:
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return "not installed (GPU-only package; the helpers fall back to numpy)"
+    except Exception as e:
+        return f"not usable: {type(e).__name__}"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        return f"cupy {cupy.__version__} installed but no usable GPU ({type(e).__name__})"
+    return f"cupy {cupy.__version__} ({n} GPU{'s' if n != 1 else ''})"
+
+
+# ---------------------------------------------------------------- the report
+
+_FIELDS = [f.name for f in dataclasses.fields(GPUInfo) if f.name not in ("index", "sources", "unavailable")]
+
+
+def _merge(sources: list[tuple[str, list[dict]]]) -> tuple[GPUInfo, ...]:
+    """Merge per-source GPU dicts by index: the first source that knows a field wins."""
+    merged: dict[int, dict] = {}
+    for src, gpus in sources:
+        for g in gpus:
+            m = merged.setdefault(g["index"], {"index": g["index"], "sources": [], "why": {}})
+            m["sources"].append(src)
+            for k in _FIELDS:
+                if m.get(k) is None and g.get(k) is not None:
+                    m[k] = g[k]
+            for k, why in g.get("_unavailable", {}).items():
+                m["why"].setdefault(k, f"{src}: {why}")
+    out = []
+    for i in sorted(merged):
+        m = merged[i]
+        missing = tuple(f"{k}: {m['why'].get(k, 'not reported')}" for k in _FIELDS if m.get(k) is None)
+        out.append(GPUInfo(index=i, name=m.get("name") or "unknown",
+                           **{k: m.get(k) for k in _FIELDS if k != "name"},
+                           sources=tuple(m["sources"]), unavailable=missing))
+    return tuple(out)
+
+
+def detect(*, nvml: Any = "auto", torch_mod: Any = None, smi_csv: str | None | bool = "auto",
+           topo_text: str | None | bool = "auto") -> DeviceReport:
+    """Detect this machine. The keyword arguments exist so tests can inject fake answers:
+    ``nvml`` an initialised pynvml-like module (or None for "absent"), ``torch_mod`` a torch-like module,
+    ``smi_csv``/``topo_text`` the text nvidia-smi would print (None for "not installed")."""
+    notes: list[str] = []
+    nvml_why = None
+    if nvml == "auto":
+        nvml, nvml_why = _load_nvml()
+    elif nvml is None:
+        nvml_why = "NVML not available"
+    nvml_gpus, sysinfo = _nvml_gpus(nvml) if nvml is not None else ([], {})
+    tv, tcuda, nccl, torch_gpus, torch_why = _torch_info(torch_mod)
+    if smi_csv == "auto":
+        smi = _smi_gpus()
+    else:
+        smi = parse_smi_csv(smi_csv) if smi_csv else None
+    gpus = _merge([("nvml", nvml_gpus), ("torch", torch_gpus), ("nvidia-smi", smi or [])])
+    driver = sysinfo.get("driver_version") or (smi[0].get("driver_version") if smi else None)
+    reason = None
+    if not gpus:
+        reason = "no GPU found: " + "; ".join(
+            [nvml_why or "NVML reports 0 GPUs", torch_why or "torch sees 0 GPUs",
+             "nvidia-smi not on PATH" if smi is None else "nvidia-smi lists 0 GPUs"])
+    if topo_text == "auto":
+        topo_text = _run(["nvidia-smi", "topo", "-m"]) if gpus else None
+    topo = topology.parse_topo_matrix(topo_text) if topo_text else None
+    if gpus and topo is None:
+        notes.append("interconnect matrix unavailable (nvidia-smi topo -m gave nothing)")
+    return DeviceReport(
+        os=f"{platform.system()} {platform.release()}", python=platform.python_version(), cpu=detect_cpu(),
+        torch_version=tv, torch_cuda=tcuda, driver_version=driver,
+        cuda_driver_version=sysinfo.get("cuda_driver_version"), nccl_version=nccl, cupy=_cupy_status(),
+        gpus=gpus, reason=reason, topology=topo, notes=tuple(notes))
+
+
+def pick_device(prefer: str | None = None):
+    """The one place the book chooses where tensors live. Returns ``(torch.device, reason)``.
+
+    ``prefer`` may be "cpu" or "cuda"; by default CUDA is used when torch can see a GPU."""
+    import torch
+
+    if prefer not in (None, "cpu", "cuda"):
+        raise ValueError(f"prefer={prefer!r}: use None (auto), 'cpu' or 'cuda'")
+    if prefer != "cpu" and torch.cuda.is_available():
+        p = torch.cuda.get_device_properties(0)
+        return torch.device("cuda", 0), f"auto-detected: CUDA, {p.name} (SM {p.major}.{p.minor})"
+    if prefer == "cuda":
+        raise RuntimeError("prefer='cuda' but torch sees no GPU: run on a GPU machine or pass prefer=None")
+    why = "CPU build of torch" if not torch.version.cuda else "torch sees no GPU"
+    return torch.device("cpu"), f"CPU ({why}); GPU-only steps are skipped and say so"
+
+
+def format_report(r: DeviceReport) -> str:
+    gib = lambda b: f"{b / 2**30:.1f} GiB" if b else "?"  # noqa: E731
+    lines = [f"OS        {r.os} · Python {r.python}",
+             f"CPU       {r.cpu.model} · {r.cpu.cores_logical} logical / {r.cpu.cores_physical} physical cores"
+             f" · {r.cpu.numa_nodes} NUMA node(s) · RAM {gib(r.cpu.ram_bytes)}",
+             f"torch     {r.torch_version} · CUDA build {r.torch_cuda} · NCCL {r.nccl_version}",
+             f"driver    {r.driver_version} (supports CUDA {r.cuda_driver_version})",
+             f"cupy      {r.cupy}"]
+    if not r.gpus:
+        lines.append(f"GPUs      none — {r.reason}")
+    for g in r.gpus:
+        lines.append(f"GPU {g.index}     {g.name} · SM {g.compute_capability} · {g.sm_count} SMs · "
+                     f"{gib(g.memory_total_bytes)} · {g.clock_sm_max_MHz} MHz SM max · "
+                     f"{g.power_limit_W} W limit · MIG {g.mig_mode} · PCIe gen {g.pcie_gen} x{g.pcie_width}"
+                     f" · NVLink links {g.nvlink_links_active}  [{', '.join(g.sources)}]")
+        if g.unavailable:
+            lines.append(f"          not available: {'; '.join(g.unavailable)}")
+    if r.topology is not None:
+        lines.append("interconnect (nvidia-smi topo -m):")
+        lines.append(topology.format_matrix(r.topology))
+    lines += [f"note      {n}" for n in r.notes]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m helpers device", description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--out", metavar="FILE", help="save the report as a measurement document (with provenance)")
+    args = ap.parse_args(argv)
+    r = detect()
+    print(json.dumps(r.to_dict(), indent=2) if args.json else format_report(r))
+    if args.out:
+        records.save(records.document_of([r.to_dict()], "device", records.provenance_of(r)), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    from helpers.core import cli
+
+    sys.exit(cli.run(main))

@@ -1,0 +1,58 @@
+"""Plotly set up for the book: one look, and figures that render in the static book with no network.
+
+Importing this module registers a renderer named ``"book"`` and makes it the default. It emits two
+representations of each figure:
+
+* ``text/html`` — a ``<div>`` plus a call to ``Plotly.newPlot``; plotly.js itself is *not* inlined (that
+  would add ~5 MB per notebook). The book build copies ``plotly.min.js`` from the plotly package into
+  ``_static/`` (``make book`` does it), and Jupyter Book loads every ``_static/*.js`` on every page,
+  so the figure renders offline. The div id is derived from the figure's content, so the same figure gives
+  the same HTML on every run and nbval can compare it.
+* ``application/vnd.plotly.v1+json`` — what JupyterLab and VS Code render in a live notebook.
+
+    from helpers.core import plotting
+    fig = plotting.figure(title="…", xaxis_title="size (bytes)", yaxis_title="bandwidth (GB/s)")
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.io._base_renderers import MimetypeRenderer
+
+COLORS = ["#1f5f8b", "#e07a1f", "#3a9b5c", "#c0392b", "#7d5ba6", "#8c6d31", "#d35f9b", "#5f6f7f"]
+# The reader's live machine and the recorded H200 get fixed colours in every chapter.
+LIVE, RECORDED, SPEC = COLORS[0], COLORS[1], "#888888"
+
+pio.templates["book"] = go.layout.Template(
+    layout=dict(font=dict(family="Inter, Helvetica, Arial, sans-serif", size=13),
+                colorway=COLORS, plot_bgcolor="white", paper_bgcolor="white",
+                margin=dict(l=60, r=20, t=50, b=50), height=420,
+                xaxis=dict(showgrid=True, gridcolor="#e5e5e5", zeroline=False, linecolor="#444"),
+                yaxis=dict(showgrid=True, gridcolor="#e5e5e5", zeroline=False, linecolor="#444"),
+                legend=dict(bgcolor="rgba(255,255,255,0.8)")))
+pio.templates.default = "plotly+book"
+
+
+class BookRenderer(MimetypeRenderer):
+    """HTML without inlined plotly.js (for the static book) + the plotly JSON mime type (for Jupyter)."""
+
+    def to_mimebundle(self, fig_dict):
+        fig_json = pio.to_json(fig_dict, validate=False, remove_uids=True)
+        div_id = "fig-" + hashlib.sha1(fig_json.encode()).hexdigest()[:12]
+        html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False, div_id=div_id,
+                           validate=False, config={"displaylogo": False, "responsive": True})
+        return {"text/html": html, "application/vnd.plotly.v1+json": json.loads(fig_json)}
+
+
+pio.renderers["book"] = BookRenderer()
+pio.renderers.default = "book"
+
+
+def figure(title: str = "", xaxis_title: str = "", yaxis_title: str = "", **layout) -> go.Figure:
+    """An empty figure in the book's style. Axis titles should carry units, e.g. "size (MiB)"."""
+    fig = go.Figure()
+    fig.update_layout(title=title, xaxis_title=xaxis_title, yaxis_title=yaxis_title, **layout)
+    return fig

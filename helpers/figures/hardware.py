@@ -1,0 +1,236 @@
+"""Chapter 02 (hardware selection): datasheet peaks rebuilt from the chip's units, price ratios, what a GPU
+reports about itself, and how big a checkpoint is.
+
+    from helpers.figures import hardware
+    hardware.derive_peaks(hardware.SM_DESIGNS["H200 SXM"], clock_MHz=1980)   # SMs × lanes × 2 × clock
+    hardware.price_table({"H200 SXM": 1.0, …})          # your prices → USD per TFLOP/s, per GB, per GB/s
+    hardware.hbm_GBps_from_clock(3201, 6016)            # double data rate × bus width
+    python -m helpers hardware --json [--out FILE]      # the GPU's own properties (L2, bus width, shared memory)
+
+The per-SM unit counts come from NVIDIA's architecture whitepapers (each ``SMDesign`` names its source);
+the SM count and clock of a real chip come from its device report (``helpers.core.device``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+
+from helpers.core import results, specs
+
+_AMPERE = "https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf"
+_HOPPER = "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper"
+
+
+@dataclass(frozen=True)
+class SMDesign:
+    gpu: str                              # a helpers.core.specs name
+    sm_count: int
+    fp32_lanes_per_sm: int                # FP32 "CUDA cores" per SM
+    fp16_tensor_flop_per_clk_per_sm: int  # dense FP16/BF16 Tensor Core FLOPs per clock per SM (2 per FMA)
+    boost_clock_MHz: int | None           # the whitepaper's boost clock, None when it gives none
+    source: str
+
+
+SM_DESIGNS = {
+    # A100: 108 SMs × 64 FP32 cores; 4 Tensor Cores/SM × 256 dense FP16 FMA/clock; 1410 MHz boost.
+    "A100 SXM4 80GB": SMDesign("A100 SXM4 80GB", 108, 64, 2 * 4 * 256, 1410, _AMPERE),
+    # Hopper SXM5: 132 SMs × 128 FP32 cores; the SM's Tensor Cores do 2× A100's dense MMA rate per clock.
+    "H100 SXM": SMDesign("H100 SXM", 132, 128, 2 * 2 * 4 * 256, None, _HOPPER),
+    "H200 SXM": SMDesign("H200 SXM", 132, 128, 2 * 2 * 4 * 256, None, _HOPPER),
+}
+
+
+@dataclass(frozen=True)
+class DerivedPeak:
+    gpu: str
+    sm_count: int
+    clock_MHz: float
+    fp32_tflops_derived: float            # SMs × FP32 lanes × 2 (FMA) × clock
+    fp32_tflops_datasheet: float | None
+    fp16_tflops_derived: float            # SMs × Tensor FLOP/clock/SM × clock
+    fp16_tflops_datasheet: float | None
+    fp16_datasheet_clock_MHz: float | None  # the clock at which the datasheet's dense FP16 figure is reached
+
+
+def derive_peaks(design: SMDesign, clock_MHz: float | None = None, sm_count: int | None = None) -> DerivedPeak:
+    """Peak FLOP/s from the units of one SM, the number of SMs and the clock. ``clock_MHz``/``sm_count`` default
+    to the whitepaper's; pass what the chip itself reports (NVML max SM clock, torch's SM count) to check it."""
+    clock = clock_MHz if clock_MHz is not None else design.boost_clock_MHz
+    if clock is None or not clock > 0:
+        raise ValueError(f"{design.gpu}: clock_MHz={clock_MHz!r}; the whitepaper gives none, so pass the max SM clock "
+                         "from the device report (GPUInfo.clock_sm_max_MHz)")
+    sms = sm_count or design.sm_count
+    spec = specs.lookup(design.gpu)
+    fp32 = sms * design.fp32_lanes_per_sm * 2 * clock * 1e6 / 1e12
+    fp16 = sms * design.fp16_tensor_flop_per_clk_per_sm * clock * 1e6 / 1e12
+    ds16 = spec.fp16_tflops if spec else None
+    at = ds16 * 1e12 / (sms * design.fp16_tensor_flop_per_clk_per_sm) / 1e6 if ds16 else None
+    return DerivedPeak(design.gpu, sms, clock, fp32, spec.fp32_tflops if spec else None, fp16, ds16, at)
+
+
+def hbm_GBps_from_clock(mem_clock_MHz: float, bus_width_bits: int) -> float:
+    """Peak memory bandwidth: 2 transfers per clock (double data rate) × bus width in bytes × clock."""
+    if not (mem_clock_MHz > 0 and bus_width_bits > 0):
+        raise ValueError(f"mem_clock_MHz={mem_clock_MHz!r} and bus_width_bits={bus_width_bits!r} must both be > 0")
+    return 2 * mem_clock_MHz * 1e6 * bus_width_bits / 8 / 1e9
+
+
+def price_table(prices_usd: dict[str, float], dtype: str = "bf16"):
+    """Datasheet rows with the reader's prices: USD per dense TFLOP/s, per GB of memory, per GB/s of bandwidth.
+
+    Prices are inputs, never facts of this book: a default in a notebook is an illustrative assumption."""
+    import pandas as pd
+
+    rows = []
+    for name, price in prices_usd.items():
+        s = specs.lookup(name)
+        if s is None:
+            raise ValueError(f"GPU {name!r} is not in the spec table; use one of {[x.name for x in specs.all_specs()]}")
+        if not price > 0:
+            raise ValueError(f"price for {name!r} is {price!r}: enter a positive number of USD")
+        peak = s.peak_tflops(dtype)
+        rows.append({"gpu": s.name, "price_USD (your input)": price, f"{dtype}_tflops": peak,
+                     "memory_GB": s.memory_GB, "hbm_GBps": s.hbm_GBps, "tdp_W": s.tdp_W,
+                     f"USD_per_{dtype}_TFLOPs": price / peak if peak else None,
+                     "USD_per_GB_memory": price / s.memory_GB, "USD_per_GBps_memory_bw": price / s.hbm_GBps})
+    return pd.DataFrame(rows).set_index("gpu")
+
+
+def spec_figure(dtype: str = "bf16", ridges=(50, 100, 200, 400)):
+    """Every GPU in the spec table as a point: memory bandwidth (x) against dense ``dtype`` peak (y), with lines
+    of constant ridge point. A GPU above a line needs kernels more intense than that to reach its peak."""
+    from helpers.core import plotting
+
+    rows = [s for s in specs.all_specs() if s.peak_tflops(dtype)]
+    fig = plotting.figure(title=f"Datasheet peaks: dense {dtype} against memory bandwidth",
+                          xaxis_title="memory bandwidth (GB/s)", yaxis_title=f"dense {dtype} (TFLOP/s)")
+    xs = [200, 10_000]
+    for r in ridges:
+        fig.add_scatter(x=xs, y=[x * r / 1e3 for x in xs], mode="lines+text", text=["", f"ridge {r} FLOP/B"],
+                        textposition="top left", textfont=dict(size=9, color="#999999"),
+                        line=dict(color="#cccccc", dash="dot"), showlegend=False, hoverinfo="skip")
+    fig.add_scatter(x=[s.hbm_GBps for s in rows], y=[s.peak_tflops(dtype) for s in rows], mode="markers+text",
+                    text=[s.name for s in rows], textfont=dict(size=10),
+                    textposition=["bottom center" if "PCIe" in s.name else "top center" for s in rows],
+                    marker=dict(size=[6 + s.memory_GB / 10 for s in rows], color=plotting.SPEC),
+                    customdata=[[s.memory_GB, s.ridge_flop_per_byte(dtype)] for s in rows], name="GPU",
+                    hovertemplate="%{text}: %{y} TFLOP/s, %{x} GB/s, %{customdata[0]} GB, "
+                                  "ridge %{customdata[1]:.0f} FLOP/B<extra></extra>")
+    fig.update_xaxes(type="log", range=[2.7, 4.0])
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def transfer_figure(live=None, recorded=None, limit_GBps: float | None = None, recorded_label: str = "recorded H200"):
+    """Copy bandwidth against size: one line per (source, direction, pinned), and the link limit as a flat line."""
+    from helpers.core import plotting, results
+
+    fig = plotting.figure(title="Host↔device copy bandwidth", xaxis_title="copy size (bytes)",
+                          yaxis_title="bandwidth (GB/s)")
+    dash = {True: "solid", False: "dash"}
+    for label, recs, colour in (("this machine", live, plotting.LIVE), (recorded_label, recorded, plotting.RECORDED)):
+        if not recs:
+            continue
+        df = results.table(recs)
+        for (direction, pinned), part in df.groupby(["direction", "pinned"], sort=True):
+            kind = "pageable" if direction == "h2h" else ("pinned" if pinned else "pageable")
+            fig.add_scatter(x=part.size_bytes, y=part.bw_GBps, mode="lines+markers", name=f"{label}: {direction} {kind}",
+                            line=dict(color=colour, dash=dash[bool(pinned)],
+                                      width=3 if direction in ("h2d", "h2h") else 1.5))
+    if limit_GBps:
+        fig.add_hline(y=limit_GBps, line=dict(color=plotting.SPEC, dash="dot"),
+                      annotation_text=f"link limit {limit_GBps:.1f} GB/s", annotation_position="top left")
+    fig.update_xaxes(type="log")
+    return fig
+
+
+def checkpoint_bytes(n_params: float, weight_bytes: float = 2, optimizer_bytes: float = 12) -> float:
+    """A full training checkpoint with mixed-precision Adam: 16-bit weights (2 B) + fp32 master weights, momentum
+    and variance (12 B) per parameter — ZeRO's 16Ψ model states without the gradients (arXiv:1910.02054 §3)."""
+    if not n_params > 0:
+        raise ValueError(f"n_params={n_params!r} must be > 0")
+    return n_params * (weight_bytes + optimizer_bytes)
+
+
+# ---------------------------------------------------------------- what the GPU says about itself
+
+@dataclass(frozen=True)
+class GPUProperties:
+    index: int
+    name: str
+    sm_count: int | None
+    warp_size: int | None
+    max_threads_per_sm: int | None
+    regs_per_sm: int | None
+    shared_mem_per_sm_bytes: int | None
+    l2_cache_bytes: int | None
+    memory_bus_width_bits: int | None
+    memory_clock_MHz: float | None        # as the CUDA runtime reports it (HBM: the DDR base clock)
+    total_memory_bytes: int | None
+    sources: tuple[str, ...]
+
+
+def _positive_int(v):
+    try:
+        v = int(v)
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 else None
+
+
+def gpu_properties() -> tuple[list[GPUProperties], str | None]:
+    """(one record per visible GPU, why there are none). Asks torch, then cupy, for each field on its own."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return [], "no CUDA GPU visible to torch: these are properties a GPU reports about itself"
+    try:
+        import cupy
+        cp_props = cupy.cuda.runtime.getDeviceProperties
+    except Exception:  # cupy is GPU-only and optional: torch alone fills most fields
+        cp_props = None
+    out = []
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        t = {"sm_count": getattr(p, "multi_processor_count", None), "warp_size": getattr(p, "warp_size", None),
+             "max_threads_per_sm": getattr(p, "max_threads_per_multi_processor", None),
+             "shared_mem_per_sm_bytes": getattr(p, "shared_memory_per_multiprocessor", None),
+             "l2_cache_bytes": getattr(p, "L2_cache_size", None),
+             "memory_bus_width_bits": getattr(p, "memory_bus_width", None),
+             "memory_clock_kHz": getattr(p, "memory_clock_rate", None),
+             "total_memory_bytes": getattr(p, "total_memory", None), "regs_per_sm": None}
+        src = ["torch"]
+        if cp_props is not None:
+            try:
+                c = cp_props(i)
+                alt = {"regs_per_sm": c.get("regsPerMultiprocessor"), "l2_cache_bytes": c.get("l2CacheSize"),
+                       "memory_bus_width_bits": c.get("memoryBusWidth"), "memory_clock_kHz": c.get("memoryClockRate"),
+                       "shared_mem_per_sm_bytes": c.get("sharedMemPerMultiprocessor")}
+                for k, v in alt.items():
+                    if _positive_int(t.get(k)) is None and _positive_int(v) is not None:
+                        t[k] = v
+                src.append("cupy")
+            except Exception:  # a field cupy cannot give stays as torch gave it
+                pass
+        kHz = _positive_int(t.pop("memory_clock_kHz"))
+        out.append(GPUProperties(i, p.name, **{k: _positive_int(v) for k, v in t.items()},
+                                 memory_clock_MHz=kHz / 1000 if kHz else None, sources=tuple(src)))
+    return out, None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m helpers hardware", description=__doc__.split("\n")[0])
+    results.add_output_args(ap)
+    a = ap.parse_args(argv)
+    recs, why = gpu_properties()
+    if why:
+        print(f"note: {why}", file=sys.stderr)
+    results.emit(recs, "gpu_properties", a, reason=why)
+    return 0
+
+
+if __name__ == "__main__":
+    from helpers.core import cli
+
+    sys.exit(cli.run(main))
