@@ -23,3 +23,28 @@ def die_hard(ctx):
 
 def env_of(ctx):
     return {"rank": ctx.rank, "world": ctx.world_size, "backend": ctx.backend}
+
+
+def stop_self_on_rank(ctx, rank):
+    """The rank SIGSTOPs itself after joining (as a frozen or suspended process would); the others then wait in a
+    collective for it."""
+    import signal
+
+    import torch
+    import torch.distributed as dist
+
+    if ctx.rank == rank:
+        os.kill(os.getpid(), signal.SIGSTOP)
+    dist.all_reduce(torch.ones(1))
+    return ctx.rank
+
+
+def start_child_and_hang(ctx, pidfile):
+    """Each rank starts a long-lived child (as a data loader or a server would), records its pid, then hangs."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(f"{pidfile}.{ctx.rank}", "w") as f:
+        f.write(str(child.pid))
+    time.sleep(3600)

@@ -91,6 +91,11 @@ def bounded_float(lo: float, hi: float, lo_open: bool = False) -> Callable[[str]
 
 positive_int = bounded_int(1, 2**31 - 1)
 positive_float = bounded_float(0.0, 1e18, lo_open=True)
+# ranks: beyond 4 per core (or the 8 GPUs of one host) a CPU run only thrashes; say so instead of hanging
+MAX_WORLD_SIZE = max(4 * (os.cpu_count() or 1), 8)
+world_size = bounded_int(1, MAX_WORLD_SIZE)
+timeout_s = bounded_float(0.0, 24 * 3600.0, lo_open=True)      # a run's limit in seconds: (0, one day]
+repeats = bounded_int(1, 100_000)
 
 
 def size_bytes(lo: int = 1, hi: int = 2**50) -> Callable[[str], int]:

@@ -21,6 +21,7 @@ import multiprocessing as mp
 import os
 import queue as _queue
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from helpers.core import procs
 
 
 class RankFailed(RuntimeError):
@@ -112,7 +115,11 @@ def _init(rank: int, world_size: int, local_rank: int, backend: str, timeout_s: 
     return RankContext(rank, world_size, local_rank, backend, device)
 
 
-def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_dir):
+def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_dir, beats=None, stage=None):
+    # Each rank leads its own process group, so that stopping it also stops any process it started.
+    os.setpgrp()
+    if beats is not None:
+        procs.heartbeat(beats, rank)
     # Child output goes to a per-rank log, not into the notebook cell (ipykernel captures fd 1/2).
     log = open(Path(log_dir) / f"rank{rank}.log", "w")
     os.dup2(log.fileno(), 1)
@@ -127,26 +134,17 @@ def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_di
         import torch.distributed as dist
 
         ctx = _init(rank, world_size, rank, backend, timeout_s)
+        if stage is not None:
+            stage[rank] = 1                      # joined the process group
         out = fn(ctx, *args)
+        if stage is not None:
+            stage[rank] = 2                      # its work is done
         results.put(("ok", rank, out))
         dist.barrier()
         dist.destroy_process_group()
     except BaseException:
         results.put(("error", rank, traceback.format_exc()))
         raise SystemExit(1)
-
-
-def _kill(procs: Sequence[mp.Process]) -> None:
-    procs = [p for p in procs if p.pid is not None]  # a start() that failed leaves nothing to stop
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-    deadline = time.monotonic() + 3
-    for p in procs:
-        p.join(max(0.0, deadline - time.monotonic()))
-        if p.is_alive():
-            p.kill()
-            p.join(1)
 
 
 def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | None = None,
@@ -163,44 +161,56 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
     be, why = choose_backend(world_size, backend)
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
+    beats = ctx.Array("d", world_size, lock=False)      # last heartbeat per rank (wall clock, s)
+    stage = ctx.Array("i", world_size, lock=False)      # 0 started, 1 in the process group, 2 done
     log_dir = tempfile.mkdtemp(prefix="book-ranks-")
     port = free_port()
     t0 = time.monotonic()
-    procs = [ctx.Process(target=_entry, args=(r, world_size, port, be, timeout_s, fn, args, results, log_dir),
-                         daemon=True) for r in range(world_size)]
+    ranks = [ctx.Process(target=_entry, args=(r, world_size, port, be, timeout_s, fn, args, results, log_dir,
+                                              beats, stage), daemon=True) for r in range(world_size)]
     got: dict[int, Any] = {}
+    failed = True
+    import threading
+
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            handlers[sig] = signal.signal(sig, procs.raise_stop)
     try:
-        for p in procs:
+        for p in ranks:
             p.start()
         deadline = t0 + timeout_s
         while len(got) < world_size:
             try:
                 status, rank, payload = results.get(timeout=0.1)
             except _queue.Empty:
-                dead = [r for r, p in enumerate(procs) if p.exitcode not in (None, 0) and r not in got]
+                dead = [r for r, p in enumerate(ranks) if p.exitcode not in (None, 0) and r not in got]
                 if dead:
                     time.sleep(0.2)  # let a traceback that is on its way arrive first
                     try:
                         status, rank, payload = results.get_nowait()
                     except _queue.Empty:
                         r = dead[0]
-                        raise RankFailed(r, f"rank {r} of {world_size} died (exit code {procs[r].exitcode}) "
+                        raise RankFailed(r, f"rank {r} of {world_size} died (exit code {ranks[r].exitcode}) "
                                             "without a Python traceback", _log_tail(log_dir, r)) from None
                 elif time.monotonic() > deadline:
-                    hung = [r for r in range(world_size) if r not in got]
-                    raise RankFailed(hung[0], f"timeout after {timeout_s:.0f} s: rank(s) {hung} of {world_size} "
-                                              "did not finish (hung, e.g. waiting in a collective)",
-                                     _log_tail(log_dir, hung[0]), ranks=hung) from None
+                    blamed, msg = procs.timeout_message(world_size, timeout_s, got, beats, stage)
+                    raise RankFailed(blamed[0], msg, _log_tail(log_dir, blamed[0]), ranks=blamed) from None
                 else:
                     continue
             if status == "error":
                 raise RankFailed(rank, f"rank {rank} of {world_size} raised:", payload.rstrip())
             got[rank] = payload
-        for p in procs:
+        for p in ranks:
             p.join(max(1.0, t0 + timeout_s - time.monotonic()))
+        failed = False
     finally:
-        _kill(procs)
+        procs.stop_all(ranks)
         results.close()
+        for sig, h in handlers.items():
+            signal.signal(sig, h)
+        if not failed:
+            shutil.rmtree(log_dir, ignore_errors=True)   # kept (and named in the error) only when a run failed
     return SpawnResult(world_size, be, why, tuple(got[r] for r in range(world_size)), time.monotonic() - t0)
 
 
@@ -209,7 +219,8 @@ def _log_tail(log_dir: str, rank: int, lines: int = 15) -> str:
     if not path.exists():
         return ""
     tail = path.read_text(errors="replace").splitlines()[-lines:]
-    return f"--- last lines of rank {rank}'s output ({path}) ---\n" + "\n".join(tail) if tail else ""
+    head = f"--- last lines of rank {rank}'s output ({path}; the folder is kept for you to read) ---"
+    return head + "\n" + "\n".join(tail) if tail else f"(rank {rank} printed nothing; logs kept in {log_dir})"
 
 
 # ------------------------------------------------------------------ the real launchers
@@ -267,6 +278,10 @@ def torchrun(module: str, args: Sequence[str] = (), nproc: int = 2, timeout_s: f
         out, err = proc.communicate()
         raise RankFailed(None, f"timeout after {timeout_s:.0f} s: `{' '.join(cmd)}` killed with all its ranks",
                          err[-2000:]) from None
+    finally:
+        if proc.poll() is None:                  # interrupted (Ctrl-C, SIGTERM): never leave the ranks behind
+            procs.signal_group(proc.pid, signal.SIGKILL)
+            proc.wait(5)
     if proc.returncode != 0:
         m = _ROOT_CAUSE.search(err.split("Root Cause", 1)[-1])
         rank = int(m.group(1)) if m else None
@@ -294,9 +309,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import json
 
     ap = argparse.ArgumentParser(prog="python -m helpers launch", description="distributed hello world")
-    ap.add_argument("--world-size", type=int, default=2, help="ranks to spawn (ignored under torchrun/srun)")
+    from helpers.core import cli
+
+    ap.add_argument("--world-size", type=cli.world_size, default=2, help="ranks to spawn (ignored under torchrun/srun)")
     ap.add_argument("--backend", choices=["nccl", "gloo"], default=None)
-    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--timeout", type=cli.timeout_s, default=60.0, help="seconds before the ranks are stopped")
     a = ap.parse_args(argv)
     if env_rank() is not None:  # started by torchrun or srun: be one rank
         import torch.distributed as dist

@@ -1,0 +1,77 @@
+"""Process hygiene for the book's ranks and servers: nothing outlives its run (chapters 03, 06-08, 12-14).
+
+* every rank leads its own process group, so :func:`stop_all` stops the rank *and* what it started
+  (SIGCONT first: a stopped process cannot act on SIGTERM; then SIGTERM; then SIGKILL for the whole group);
+* SIGTERM / SIGHUP in the parent raise :class:`Stopped`, so its ``finally`` blocks stop the ranks and remove work
+  files, exactly as Ctrl-C (KeyboardInterrupt) does;
+* a heartbeat per rank tells a rank that is stopped or frozen (no beat) from ranks that wait for it (beating),
+  so a timeout names the culprit instead of every rank.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Sequence
+
+
+def heartbeat(beats, rank: int) -> None:
+    """A daemon thread: the rank's wall-clock time every 0.5 s. A rank that is stopped (SIGSTOP) or frozen stops
+    beating, while ranks merely waiting in a collective keep beating — which is how a timeout names the culprit."""
+    import threading
+
+    def beat():
+        while True:
+            beats[rank] = time.time()
+            time.sleep(0.5)
+
+    threading.Thread(target=beat, name=f"heartbeat-{rank}", daemon=True).start()
+
+
+def signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)                      # the rank and whatever it started (it leads its own group)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def stop_all(procs: Sequence) -> None:
+    procs = [p for p in procs if p.pid is not None]  # a start() that failed leaves nothing to stop
+    for p in procs:
+        signal_group(p.pid, signal.SIGCONT)     # a stopped rank cannot act on SIGTERM until it runs again
+        signal_group(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 3
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:                              # the ranks' children too, even where the rank itself is gone
+        signal_group(p.pid, signal.SIGKILL)
+        p.join(1)
+
+
+class Stopped(SystemExit):
+    """Raised in the parent by SIGTERM / SIGHUP while ranks run, so ``finally`` stops them and cleans up."""
+
+
+def raise_stop(signum, _frame):
+    raise Stopped(128 + signum)
+
+
+def timeout_message(world_size: int, timeout_s: float, got, beats, stage) -> tuple[list[int], str]:
+    """Which ranks to blame when the run timed out, from heartbeats and progress stages."""
+    now = time.time()
+    pending = [r for r in range(world_size) if r not in got]
+    silent = [r for r in pending if beats[r] and now - beats[r] > 5.0]
+    if silent:
+        quiet = max(now - beats[r] for r in silent)
+        return silent, (f"timeout after {timeout_s:.0f} s: rank(s) {silent} of {world_size} stopped responding "
+                        f"(no heartbeat for {quiet:.0f} s: stopped, frozen or swapped out); the other ranks waited "
+                        "for them")
+    never = [r for r in pending if stage[r] == 0]
+    if never:
+        return never, (f"timeout after {timeout_s:.0f} s: rank(s) {never} of {world_size} never joined the process "
+                       "group (rendezvous on MASTER_ADDR/MASTER_PORT did not complete)")
+    return pending, (f"timeout after {timeout_s:.0f} s: rank(s) {pending} of {world_size} did not finish (hung, "
+                     "e.g. waiting in a collective that another rank never called)")
