@@ -17,7 +17,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers.core import results, timing
+from helpers.core import cli, results, timing
 
 
 @dataclass(frozen=True)
@@ -108,9 +108,9 @@ def compare(work: str = "matmul", n: int = 1024, repeats: int = 5,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers backends", description=__doc__.split("\n")[0])
-    ap.add_argument("--matmul-n", type=int, default=2048)
-    ap.add_argument("--elementwise-n", type=int, default=2**24)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--matmul-n", type=cli.bounded_int(1, 65536), default=2048)
+    ap.add_argument("--elementwise-n", type=cli.bounded_int(1, 2**34), default=2**24)
+    ap.add_argument("--repeats", type=cli.repeats, default=5)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     recs = compare("matmul", a.matmul_n, a.repeats) + compare("elementwise", a.elementwise_n, a.repeats)

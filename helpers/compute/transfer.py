@@ -18,7 +18,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers.core import results, timing
+from helpers.core import cli, results, timing
 from helpers.core.progress import progress
 from helpers.core.units import parse_size  # noqa: F401  (re-exported for callers)
 
@@ -78,15 +78,11 @@ def measure(sizes_bytes=(2**20, 2**24, 2**28), pinned=(True, False), directions=
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers transfer", description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="1MiB,16MiB,256MiB,1GiB", help="comma-separated sizes (default %(default)s)")
-    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--sizes", type=cli.csv_of(cli.size_bytes(1, 2**40)), default="1MiB,16MiB,256MiB,1GiB", help="comma-separated sizes (default %(default)s)")
+    ap.add_argument("--repeats", type=cli.repeats, default=10)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    try:
-        sizes = [parse_size(s) for s in a.sizes.split(",")]
-    except ValueError as e:
-        ap.error(str(e))
-    recs = measure(sizes, repeats=a.repeats)
+    recs = measure(a.sizes, repeats=a.repeats)
     results.emit(recs, "transfer", a, columns=["direction", "pinned", "size_bytes", "time_s", "bw_GBps", "best_bw_GBps"])
     return 0
 

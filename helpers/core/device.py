@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers.core import records, topology
+from helpers.core import cli, records, topology
 from helpers.core.nvmlquery import load_nvml as _load_nvml, nvml_gpus as _nvml_gpus
 
 
@@ -150,14 +150,29 @@ _SMI_FIELDS = ["index", "name", "memory.total", "driver_version", "compute_cap",
                "clocks.max.mem", "power.limit", "mig.mode.current", "pci.bus_id"]
 
 
-def _run(cmd: list[str], timeout: float = 10.0) -> str | None:
+def run_tool(cmd: list[str], timeout: float | None = None) -> tuple[str | None, str]:
+    """Run a diagnostic tool (nvidia-smi …): (stdout, "") or (None, what actually happened). A tool that hangs is
+    killed after ``timeout`` seconds (default 10, or ``$BOOK_TOOL_TIMEOUT_S``); output that is not UTF-8 is decoded
+    with replacement, never raised."""
+    if timeout is None:
+        timeout = float(os.environ.get("BOOK_TOOL_TIMEOUT_S", "10"))
     if shutil.which(cmd[0]) is None:
-        return None
+        return None, f"{cmd[0]} not on PATH"
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout if out.returncode == 0 else None
+        out = subprocess.run(cmd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return None, f"{cmd[0]} did not answer within {timeout:.0f} s (killed)"
+    except OSError as e:
+        return None, f"{cmd[0]} could not run ({e.strerror or type(e).__name__})"
+    stdout = out.stdout.decode("utf-8", errors="replace")
+    if out.returncode != 0:
+        first = (out.stderr.decode("utf-8", errors="replace").strip() or stdout.strip()).splitlines()[:1]
+        return None, f"{cmd[0]} failed (exit {out.returncode}{': ' + first[0][:160] if first else ''})"
+    return stdout, ""
+
+
+def _run(cmd: list[str], timeout: float | None = None) -> str | None:
+    return run_tool(cmd, timeout)[0]
 
 
 def parse_smi_csv(text: str) -> list[dict]:
@@ -189,9 +204,9 @@ def parse_smi_csv(text: str) -> list[dict]:
     return gpus
 
 
-def _smi_gpus() -> list[dict] | None:
-    out = _run(["nvidia-smi", f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"])
-    return None if out is None else parse_smi_csv(out)
+def _smi_gpus() -> tuple[list[dict] | None, str]:
+    out, why = run_tool(["nvidia-smi", f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"])
+    return (None, why) if out is None else (parse_smi_csv(out), "")
 
 
 def _cupy_status() -> str:
@@ -246,10 +261,17 @@ def detect(*, nvml: Any = "auto", torch_mod: Any = None, smi_csv: str | None | b
         nvml, nvml_why = _load_nvml()
     elif nvml is None:
         nvml_why = "NVML not available"
-    nvml_gpus, sysinfo = _nvml_gpus(nvml) if nvml is not None else ([], {})
+    nvml_gpus, sysinfo = [], {}
+    if nvml is not None:
+        try:
+            nvml_gpus, sysinfo = _nvml_gpus(nvml)
+        except Exception as e:                   # a broken NVML must not break the report: say what happened
+            nvml_why = f"NVML query failed ({type(e).__name__}: {str(e)[:120]})"
+            notes.append(nvml_why)
     tv, tcuda, nccl, torch_gpus, torch_why = _torch_info(torch_mod)
+    smi_why = "nvidia-smi not on PATH"
     if smi_csv == "auto":
-        smi = _smi_gpus()
+        smi, smi_why = _smi_gpus()
     else:
         smi = parse_smi_csv(smi_csv) if smi_csv else None
     gpus = _merge([("nvml", nvml_gpus), ("torch", torch_gpus), ("nvidia-smi", smi or [])])
@@ -258,7 +280,7 @@ def detect(*, nvml: Any = "auto", torch_mod: Any = None, smi_csv: str | None | b
     if not gpus:
         reason = "no GPU found: " + "; ".join(
             [nvml_why or "NVML reports 0 GPUs", torch_why or "torch sees 0 GPUs",
-             "nvidia-smi not on PATH" if smi is None else "nvidia-smi lists 0 GPUs"])
+             smi_why if smi is None else "nvidia-smi lists 0 GPUs"])
     if topo_text == "auto":
         topo_text = _run(["nvidia-smi", "topo", "-m"]) if gpus else None
     topo = topology.parse_topo_matrix(topo_text) if topo_text else None
@@ -315,7 +337,7 @@ def format_report(r: DeviceReport) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers device", description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
-    ap.add_argument("--out", metavar="FILE", help="save the report as a measurement document (with provenance)")
+    ap.add_argument("--out", metavar="FILE", type=cli.out_file, help="save the report as a measurement document (with provenance)")
     args = ap.parse_args(argv)
     r = detect()
     print(json.dumps(r.to_dict(), indent=2) if args.json else format_report(r))

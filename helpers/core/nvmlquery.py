@@ -16,6 +16,8 @@ def load_nvml():
         import pynvml  # provided by the nvidia-ml-py package
     except ImportError:
         return None, "nvidia-ml-py not installed"
+    except Exception as e:  # a broken install raises anything on import: report it, never crash the report
+        return None, f"nvidia-ml-py failed to import ({type(e).__name__}: {str(e)[:120]})"
     try:
         pynvml.nvmlInit()
     except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, …

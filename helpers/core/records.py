@@ -99,5 +99,7 @@ def save(doc: dict[str, Any], path: str | os.PathLike) -> Path:
 
 
 def add_output_args(ap: argparse.ArgumentParser) -> None:
+    from helpers.core import cli
+
     ap.add_argument("--json", action="store_true", help="print records with provenance as JSON")
-    ap.add_argument("--out", metavar="FILE", help="also save the JSON document to FILE")
+    ap.add_argument("--out", metavar="FILE", type=cli.out_file, help="also save the JSON document to FILE")

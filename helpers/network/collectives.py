@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 from helpers.core.units import parse_size  # noqa: F401  (re-exported for callers)
 
+from helpers.core import cli
+
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all")
 DTYPES = ("float32", "bfloat16", "float16")
 BENCHMARK_VERSION = 1
@@ -224,16 +226,16 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m helpers collectives", description=__doc__.split("\n")[0])
     ap.add_argument("--op", nargs="+", default=["all_reduce"], help=f"one or more of {OPS}, or 'all'")
-    ap.add_argument("--world-size", type=int, nargs="+", default=[2],
+    ap.add_argument("--world-size", type=cli.world_size, nargs="+", default=[2],
                     help="ranks to spawn; several values run one sweep each (ignored under torchrun/srun)")
     ap.add_argument("--backend", choices=["nccl", "gloo"], default=None, help="default: NCCL if one GPU per rank")
-    ap.add_argument("--min-bytes", default="1K")
-    ap.add_argument("--max-bytes", default="4M")
-    ap.add_argument("--factor", type=int, default=4, help="size multiplier between steps")
+    ap.add_argument("--min-bytes", type=cli.size_bytes(1, 2**36), default="1K")
+    ap.add_argument("--max-bytes", type=cli.size_bytes(1, 2**36), default="4M")
+    ap.add_argument("--factor", type=cli.bounded_int(2, 1024), default=4, help="size multiplier between steps")
     ap.add_argument("--dtype", default="float32", choices=DTYPES)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds before hung ranks are killed")
+    ap.add_argument("--warmup", type=cli.bounded_int(0, 100_000), default=5)
+    ap.add_argument("--iters", type=cli.repeats, default=20)
+    ap.add_argument("--timeout", type=cli.timeout_s, default=300.0, help="seconds before hung ranks are killed")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     try:

@@ -20,6 +20,8 @@ import argparse
 import sys
 from dataclasses import dataclass
 
+from helpers.core import cli
+
 
 @dataclass(frozen=True)
 class P2PStats:
@@ -199,9 +201,9 @@ def main(argv=None) -> int:
     from helpers.core import launch, results
 
     ap = argparse.ArgumentParser(prog="python -m helpers ringallreduce", description=__doc__.split("\n")[0])
-    ap.add_argument("--world-size", type=int, default=2)
+    ap.add_argument("--world-size", type=cli.world_size, default=2)
     ap.add_argument("--backend", choices=["nccl", "gloo"], default=None)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[2**16, 2**20], help="bytes")
+    ap.add_argument("--sizes", type=cli.size_bytes(4, 2**34), nargs="+", default=[2**16, 2**20], help="bytes")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     if launch.env_rank() is not None:

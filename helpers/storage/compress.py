@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import shutil
 import sys
+import tempfile
 import time
 import zlib
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.core import timing
+from helpers.core import cli, timing
 
 ROOT = Path(__file__).resolve().parents[2]             # the book: its text is the corpus
 
@@ -211,8 +213,9 @@ def read_pipeline(directory, data: bytes, name: str = "zstd", level: int | None 
     """Store ``data`` raw and compressed in ``chunk_bytes`` chunks under ``directory``; time reading each back
     (and decompressing), cold and warm. Files are removed afterwards."""
     c = codec(name, level)
-    d = Path(directory)
-    raw_p, z_p = d / f"pipe-{os.getpid()}.raw", d / f"pipe-{os.getpid()}.z"
+    # a fresh folder of our own inside ``directory`` (created exclusively): no user file is ever overwritten
+    work = Path(tempfile.mkdtemp(prefix="book-compress-", dir=directory))
+    raw_p, z_p = work / "pipe.raw", work / "pipe.z"
     chunks = [c.compress(data[i:i + chunk_bytes]) for i in range(0, len(data), chunk_bytes)]
     out = []
     try:
@@ -236,8 +239,7 @@ def read_pipeline(directory, data: bytes, name: str = "zstd", level: int | None 
                 label = f"read + {name} decompress" if decode else "raw read"
                 out.append(PipelineResult(label, cache, path.stat().st_size, n, round(dt, 5), round(n / dt / 1e6, 1)))
     finally:
-        raw_p.unlink(missing_ok=True)
-        z_p.unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
@@ -255,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     from helpers.core import results
 
     ap = argparse.ArgumentParser(prog="python -m helpers compress", description=__doc__.split("\n")[0])
-    ap.add_argument("--dir", default=None, help="also time read + decompress vs raw read of the checkpoint here")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--dir", type=cli.existing_dir, default=None, help="also time read + decompress vs raw read of the checkpoint here")
+    ap.add_argument("--repeats", type=cli.repeats, default=3)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     if a.dir and not Path(a.dir).is_dir():

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers.core import cli
+
 FORMATS = ("files", "shard", "zshard")
 
 
@@ -298,16 +300,17 @@ def read_cost(root, cache: str = "cold") -> list[ReadCost]:
 def main(argv: list[str] | None = None) -> int:
     from helpers.core import results
 
-    ints = lambda s: tuple(int(x) for x in s.split(","))  # noqa: E731
+    ints = cli.csv_of(cli.bounded_int(0, 1024))
     ap = argparse.ArgumentParser(prog="python -m helpers dataload", description=__doc__.split("\n")[0])
-    ap.add_argument("--dir", default=None, help="parent folder for the temporary dataset (default: system temp)")
-    ap.add_argument("--samples", type=int, default=4096)
+    ap.add_argument("--dir", type=cli.existing_dir, default=None, help="parent folder for the temporary dataset (default: system temp)")
+    ap.add_argument("--samples", type=cli.bounded_int(1, 10_000_000), default=4096)
     ap.add_argument("--formats", default="files,shard,zshard")
-    ap.add_argument("--workers", default="0,1,2", type=ints)
-    ap.add_argument("--batch", default="64,256", type=ints)
-    ap.add_argument("--pin", default="0", type=ints, help="pin_memory values to sweep, e.g. 0,1 (GPU only)")
-    ap.add_argument("--prefetch", default="2", type=ints)
-    ap.add_argument("--latency-ms", type=float, default=0.0, help="simulated per-sample storage latency")
+    ap.add_argument("--workers", default="0,1,2", type=ints, help="num_workers values to sweep (0..1024)")
+    ap.add_argument("--batch", default="64,256", type=cli.csv_of(cli.bounded_int(1, 65536)))
+    ap.add_argument("--pin", default="0", type=cli.csv_of(cli.bounded_int(0, 1)),
+                    help="pin_memory values to sweep, e.g. 0,1 (GPU only)")
+    ap.add_argument("--prefetch", default="2", type=cli.csv_of(cli.bounded_int(1, 64)))
+    ap.add_argument("--latency-ms", type=cli.bounded_float(0.0, 60_000.0), default=0.0, help="simulated per-sample storage latency")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     fmts = tuple(a.formats.split(","))

@@ -33,6 +33,8 @@ import numpy as np
 
 from helpers.core.units import parse_size  # noqa: F401  (re-exported for callers)
 
+from helpers.core import cli
+
 PATTERNS = ("seq_read", "seq_write", "rand_read", "rand_write")
 COLUMNS = ["engine", "pattern", "block_bytes", "direct", "threads", "fsync", "cache", "bw_MBps", "iops",
            "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us"]
@@ -296,15 +298,15 @@ def main(argv: list[str] | None = None) -> int:
     from helpers.core import results
 
     ap = argparse.ArgumentParser(prog="python -m helpers iobench", description=__doc__.split("\n")[0])
-    ap.add_argument("--path", required=True, help="an existing, writable directory on the storage to test")
-    ap.add_argument("--size", default="512MiB", help="work file size (default %(default)s)")
-    ap.add_argument("--runtime", type=float, default=1.5, help="seconds cap per test (default %(default)s)")
-    ap.add_argument("--threads", default="1,2,4,8", help="threads sweep for 4 KiB random reads (default %(default)s)")
+    ap.add_argument("--path", required=True, type=cli.existing_dir, help="an existing, writable directory on the storage to test")
+    ap.add_argument("--size", type=cli.size_bytes(4096, 2**44), default="512MiB", help="work file size (default %(default)s)")
+    ap.add_argument("--runtime", type=cli.bounded_float(0.0, 3600.0, lo_open=True), default=1.5, help="seconds cap per test (default %(default)s)")
+    ap.add_argument("--threads", type=cli.csv_of(cli.bounded_int(1, 1024)), default="1,2,4,8", help="threads sweep for 4 KiB random reads (default %(default)s)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     try:
         size = parse_size(a.size)
-        sweep = tuple(int(x) for x in a.threads.split(","))
+        sweep = tuple(a.threads)
     except ValueError as e:
         ap.error(str(e))
     signal.signal(signal.SIGTERM, _raise_interrupt)

@@ -17,7 +17,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers.core import timing
+from helpers.core import cli, timing
 
 
 @dataclass(frozen=True)
@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     from helpers.storage.iobench import parse_size
 
     ap = argparse.ArgumentParser(prog="python -m helpers prefetch", description=__doc__.split("\n")[0])
-    ap.add_argument("--batch", default="64MiB", help="bytes per batch (default %(default)s)")
-    ap.add_argument("--batches", type=int, default=16)
-    ap.add_argument("--matmul-n", type=int, default=4096)
+    ap.add_argument("--batch", type=cli.size_bytes(1, 2**36), default="64MiB", help="bytes per batch (default %(default)s)")
+    ap.add_argument("--batches", type=cli.bounded_int(1, 100_000), default=16)
+    ap.add_argument("--matmul-n", type=cli.bounded_int(1, 65536), default=4096)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     try:

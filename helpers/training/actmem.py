@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from helpers.core import results, timing
+from helpers.core import cli, results, timing
 from helpers.training import memory, models
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -184,9 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("block", help="activation bytes of one block vs the formula, with/without checkpointing")
     b.add_argument("--seq", default=None, help="comma-separated sequence lengths (default: 512,1024,2048 "
                                                "on GPU, 32,64,128 on CPU)")
-    b.add_argument("--batch", type=int, default=None)
-    b.add_argument("--hidden", type=int, default=None)
-    b.add_argument("--heads", type=int, default=None)
+    b.add_argument("--batch", type=cli.bounded_int(1, 4096), default=None)
+    b.add_argument("--hidden", type=cli.bounded_int(1, 65536), default=None)
+    b.add_argument("--heads", type=cli.bounded_int(1, 1024), default=None)
     results.add_output_args(b)
     p = sub.add_parser("precision", help="fp32 / bf16 / fp16 / fp8 memory and speed")
     results.add_output_args(p)

@@ -20,6 +20,8 @@ import argparse
 import sys
 from dataclasses import dataclass
 
+from helpers.core import cli
+
 HOOKS = ("allreduce", "fp16", "powersgd_r1", "powersgd_r4")
 
 
@@ -254,9 +256,9 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m helpers ddpcomm", description=__doc__.split("\n")[0])
     ap.add_argument("mode", choices=["buckets", "compression"])
-    ap.add_argument("--world-size", type=int, default=2)
+    ap.add_argument("--world-size", type=cli.world_size, default=2)
     ap.add_argument("--backend", choices=["nccl", "gloo"], default=None)
-    ap.add_argument("--caps-mb", type=float, nargs="+", default=[0.25, 1.0, 4.0, 25.0])
+    ap.add_argument("--caps-mb", type=cli.bounded_float(0.0, 100_000.0, lo_open=True), nargs="+", default=[0.25, 1.0, 4.0, 25.0])
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     if launch.env_rank() is not None:

@@ -26,7 +26,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers.core import launch, results
+from helpers.core import cli, launch, results
 from helpers.training import memory, models
 
 MODES = ("single", "ddp", "fsdp-grad-op", "fsdp-full")
@@ -204,19 +204,19 @@ def _worker_main(a) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers dptrain", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="mlp,gpt", help="comma-separated kinds from %s" % (models.KINDS,))
-    ap.add_argument("--world-size", default="2", help="comma-separated rank counts to spawn, e.g. 1,2")
+    ap.add_argument("--world-size", type=cli.csv_of(cli.world_size), default="2", help="comma-separated rank counts to spawn, e.g. 1,2")
     ap.add_argument("--modes", default="ddp,fsdp-grad-op,fsdp-full")
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--global-batch", type=int, default=8)
-    ap.add_argument("--lr", type=float, default=1e-2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--timeout", type=float, default=180)
+    ap.add_argument("--steps", type=cli.bounded_int(1, 100_000), default=5)
+    ap.add_argument("--global-batch", type=cli.bounded_int(1, 1_000_000), default=8)
+    ap.add_argument("--lr", type=cli.bounded_float(0.0, 100.0, lo_open=True), default=1e-2)
+    ap.add_argument("--seed", type=cli.bounded_int(0, 2**32 - 1), default=0)
+    ap.add_argument("--timeout", type=cli.timeout_s, default=180)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     if launch.env_rank() is not None:
         return _worker_main(a)
     rows = []
-    for ws in (int(w) for w in a.world_size.split(",")):
+    for ws in a.world_size:
         rows += records(compare(tuple(a.model.split(",")), ws, tuple(a.modes.split(",")), a.steps,
                                 a.global_batch, a.lr, a.seed, a.timeout))
     results.emit(rows, "dptrain", a, columns=["model", "mode", "rank", "world_size", "backend", "max_loss_diff",

@@ -19,6 +19,8 @@ import argparse
 import sys
 from dataclasses import dataclass
 
+from helpers.core import cli
+
 RECOMPUTE = ("none", "selective", "full")
 
 
@@ -245,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     from helpers.core import results
 
     ap = argparse.ArgumentParser(prog="python -m helpers memory", description=__doc__.split("\n")[0])
-    ap.add_argument("--params", type=float, default=7.5e9, help="parameter count Ψ (default: ZeRO's 7.5B)")
-    ap.add_argument("--dp", type=int, default=64, help="data-parallel degree N_d")
+    ap.add_argument("--params", type=cli.bounded_float(0.0, 1e15, lo_open=True), default=7.5e9, help="parameter count Ψ (default: ZeRO's 7.5B)")
+    ap.add_argument("--dp", type=cli.bounded_int(1, 10_000_000), default=64, help="data-parallel degree N_d")
     ap.add_argument("--precision", default="mixed-adam", choices=sorted(PRECISIONS))
     results.add_output_args(ap)
     a = ap.parse_args(argv)

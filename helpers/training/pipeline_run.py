@@ -20,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from helpers.core import launch, results
+from helpers.core import cli, launch, results
 from helpers.training import models, pipeline
 
 
@@ -152,16 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers pipeline", description=pipeline.__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("simulate", help="simulate a schedule; bubble vs formula")
-    s.add_argument("--p", type=int, default=4)
-    s.add_argument("--m", type=int, default=8)
-    s.add_argument("--v", type=int, default=2, help="chunks per device for the interleaved schedule")
+    s.add_argument("--p", type=cli.bounded_int(1, 1024), default=4)
+    s.add_argument("--m", type=cli.bounded_int(1, 100_000), default=8)
+    s.add_argument("--v", type=cli.bounded_int(1, 64), default=2, help="chunks per device for the interleaved schedule")
     s.add_argument("--schedule", default="gpipe,1f1b,interleaved")
     results.add_output_args(s)
     r = sub.add_parser("real", help="a real pipeline over ranks with send/recv, checked against one process")
-    r.add_argument("--world-size", type=int, default=2, help="stages to spawn (ignored under torchrun/srun)")
+    r.add_argument("--world-size", type=cli.world_size, default=2, help="stages to spawn (ignored under torchrun/srun)")
     r.add_argument("--schedule", default="gpipe,1f1b", help="comma-separated: gpipe, 1f1b")
-    r.add_argument("--n-micro", type=int, default=4)
-    r.add_argument("--steps", type=int, default=3)
+    r.add_argument("--n-micro", type=cli.bounded_int(1, 1024), default=4)
+    r.add_argument("--steps", type=cli.bounded_int(1, 10_000), default=3)
     results.add_output_args(r)
     a = ap.parse_args(argv)
     if a.cmd == "simulate":

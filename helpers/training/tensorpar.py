@@ -28,7 +28,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.core import launch, results
+from helpers.core import cli, launch, results
 from helpers.training import models
 
 
@@ -222,10 +222,10 @@ def run(world_size: int = 2, d_model: int = 32, batch: int = 4, seq: int = 8, se
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers tensorpar", description=__doc__.split("\n")[0])
-    ap.add_argument("--world-size", type=int, default=2, help="ranks to spawn (ignored under torchrun/srun)")
-    ap.add_argument("--d-model", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=8)
+    ap.add_argument("--world-size", type=cli.world_size, default=2, help="ranks to spawn (ignored under torchrun/srun)")
+    ap.add_argument("--d-model", type=cli.bounded_int(1, 65536), default=32)
+    ap.add_argument("--batch", type=cli.bounded_int(1, 65536), default=4)
+    ap.add_argument("--seq", type=cli.bounded_int(1, 65536), default=8)
     ap.add_argument("--variants", default="naive,dtensor")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
