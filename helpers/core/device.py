@@ -125,6 +125,8 @@ def _torch_info(torch_mod):
             import torch  # noqa: F811
         except ImportError:
             return None, None, None, [], "torch not installed"
+        except Exception as e:                   # e.g. a broken pynvml, which torch.cuda imports itself
+            return None, None, None, [], f"torch failed to import ({type(e).__name__}: {str(e)[:120]})"
     version = str(torch.__version__)
     cuda = getattr(torch.version, "cuda", None)
     nccl = None
@@ -139,10 +141,13 @@ def _torch_info(torch_mod):
     if not torch.cuda.is_available():
         return version, cuda, nccl, [], f"torch {version} built for CUDA {cuda} but sees no GPU"
     gpus = []
-    for i in range(torch.cuda.device_count()):
-        p = torch.cuda.get_device_properties(i)
-        gpus.append({"index": i, "name": p.name, "compute_capability": f"{p.major}.{p.minor}",
-                     "sm_count": int(p.multi_processor_count), "memory_total_bytes": int(p.total_memory)})
+    try:
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            gpus.append({"index": i, "name": p.name, "compute_capability": f"{p.major}.{p.minor}",
+                         "sm_count": int(p.multi_processor_count), "memory_total_bytes": int(p.total_memory)})
+    except Exception as e:                       # a GPU that fails mid-query (Xid, fallen off the bus)
+        return version, cuda, nccl, gpus, f"torch's GPU query failed ({type(e).__name__}: {str(e)[:120]})"
     return version, cuda, nccl, gpus, None
 
 
