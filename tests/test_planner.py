@@ -49,3 +49,30 @@ def test_errors_name_the_fix():
         planner.enumerate_plans(pr["model"], small, 64)
     with pytest.raises(ValueError, match="spec table"):
         planner.Cluster(8, "Mystery GPU")
+
+
+def test_uneven_stage_split_like_llama3():
+    """Llama 3 405B: 126 layers on 16 pipeline stages, one layer fewer on the first and last (arXiv:2407.21783)."""
+    assert planner.stage_layers(126, 16) == (7,) + (8,) * 14 + (7,)
+    assert planner.stage_layers(128, 16) == (8,) * 16
+    assert sum(planner.stage_layers(10, 4)) == 10 and max(planner.stage_layers(10, 4)) == 3
+    with pytest.raises(ValueError, match="pp=17"):
+        planner.stage_layers(16, 17)
+    from helpers.training import memory
+    m = memory.ModelShape(n_layers=126, hidden=16384, n_heads=128, vocab=128256, seq_len=8192)
+    c = planner.Cluster(16384, "NVIDIA H100 80GB HBM3")
+    p = planner.evaluate(m, c, 2048, dp=128, tp=8, pp=16, zero_stage=1, recompute="full")
+    assert p.stage_layers == planner.stage_layers(126, 16) and "uneven" in p.note
+    even = memory.ModelShape(n_layers=128, hidden=16384, n_heads=128, vocab=128256, seq_len=8192)
+    q = planner.evaluate(even, c, 2048, dp=128, tp=8, pp=16, zero_stage=1, recompute="full")
+    assert p.compute_s == pytest.approx(q.compute_s, rel=1e-3)      # the 8-layer stages set the pace
+    assert any(x.pp == 16 for x in planner.enumerate_plans(m, c, 2048, zero_stages=(1,), recomputes=("full",),
+                                                           micro_batches=(1,), only_fitting=False, uneven=True))
+
+
+def test_v100_is_planned_at_fp16_with_a_note():
+    from helpers.training import memory
+    m = memory.ModelShape(n_layers=24, hidden=2048, n_heads=16, vocab=51200, seq_len=2048)
+    plans = planner.enumerate_plans(m, planner.Cluster(64, "Tesla V100-SXM2-32GB"), 512)
+    assert plans and all("fp16" in p.note for p in plans)
+    assert planner.Cluster(64, "Tesla V100-SXM2-16GB").spec.memory_GB == 16

@@ -11,11 +11,19 @@ Units in the names: ``*_tflops`` are 10^12 FLOP/s, ``*_bytes`` bytes, ``days`` 8
 * Pipeline bubble (same paper, §2.2): (p − 1)/m of the ideal time; interleaved (p − 1)/(v·m).
 * ZeRO model-state memory per GPU (Rajbhandari et al. 2020, arXiv:1910.02054 §5): 16Ψ bytes with mixed-precision
   Adam, partitioned over N_d data-parallel ranks by stage 1, 2, 3.
+* Goodput: the share of wall-clock time that trains, given failures per GPU-day, restart time and checkpoint
+  writes (Young 1974's optimal interval; failure rate from Llama 3, arXiv:2407.21783 Table 5).
 * Capacity planning: GPU-hours of a year of jobs and the cluster size that runs them.
+* Published runs (``data/published_runs.yaml``, each with its source) predicted out of sample: ``check_published``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import yaml
+
+from helpers.core import specs
 
 SECONDS_PER_DAY = 86_400.0
 HOURS_PER_YEAR = 8_760.0
@@ -142,37 +150,122 @@ def zero_memory_bytes(n_params: float, n_dp: int, stage: int) -> float:
     return memory.model_states(n_params, stage, n_dp, "mixed-adam").total_bytes
 
 
-# ---------------------------------------------------------------- published runs and capacity planning
+# ---------------------------------------------------------------- goodput (failures, restarts, checkpoints)
+
+# Llama 3 (arXiv:2407.21783, Table 5): 419 unexpected interruptions in a 54-day snapshot on 16,384 H100s.
+LLAMA3_FAILURES_PER_GPU_DAY = 419 / (54 * 16_384)
+CHECKPOINT_BYTES_PER_PARAM = 14      # bf16 weights 2 + fp32 master 4 + Adam m, v 8 (gradients are not saved)
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """The share of wall-clock time that trains, for a job of ``n_gpus`` (Young's first-order model,
+    J. W. Young 1974, "A first order approximation to the optimum checkpoint interval", CACM 17(9)).
+
+    Failures arrive at λ = failures_per_gpu_day · n_gpus per day; each costs ``restart_s`` plus, on average,
+    half a checkpoint interval of lost work; each checkpoint stalls training for ``checkpoint_write_s``.
+    The interval is Young's optimum τ = √(2·C/λ). Lost fraction = C/τ + λ·(τ/2 + R)."""
+    n_gpus: int
+    failures_per_gpu_day: float
+    restart_s: float
+    checkpoint_write_s: float
+    interval_s: float
+    failures_per_day: float
+    lost_fraction: float
+
+    @property
+    def goodput(self) -> float:
+        return max(0.0, 1.0 - self.lost_fraction)
+
+
+def goodput(n_gpus: int, n_params: float, failures_per_gpu_day: float = LLAMA3_FAILURES_PER_GPU_DAY,
+            restart_s: float = 600.0, write_GBps_per_gpu: float = 0.25,
+            checkpoint_bytes: float | None = None) -> Goodput:
+    """Goodput of an ``n_gpus`` job training ``n_params`` parameters.
+
+    Defaults (assumptions, stated so they can be argued with): the failure rate of Llama 3's 16K-GPU run;
+    10 minutes to detect, reschedule and reload (``restart_s``); checkpoints of 14 B/parameter written at
+    0.25 GB/s per GPU (2 GB/s per 8-GPU node; Llama 3's storage gave 16K GPUs 2-7 TB/s, 0.12-0.43 GB/s each)."""
+    _positive(n_gpus=n_gpus, n_params=n_params, restart_s=restart_s, write_GBps_per_gpu=write_GBps_per_gpu)
+    if failures_per_gpu_day < 0:
+        raise ValueError(f"failures_per_gpu_day={failures_per_gpu_day!r} must be >= 0")
+    size = CHECKPOINT_BYTES_PER_PARAM * n_params if checkpoint_bytes is None else checkpoint_bytes
+    c = size / (write_GBps_per_gpu * 1e9 * n_gpus)
+    lam = failures_per_gpu_day * n_gpus / SECONDS_PER_DAY          # per second
+    if lam == 0:
+        return Goodput(n_gpus, failures_per_gpu_day, restart_s, c, float("inf"), 0.0, 0.0)
+    tau = (2 * c / lam) ** 0.5
+    lost = c / tau + lam * (tau / 2 + restart_s)
+    return Goodput(n_gpus, failures_per_gpu_day, restart_s, c, tau, lam * SECONDS_PER_DAY, lost)
+
+
+def training_days_with_goodput(n_params: float, n_tokens: float, n_gpus: int, peak_tflops: float, mfu: float,
+                               **goodput_kw) -> float:
+    """``training_days`` stretched by the time lost to failures, restarts and checkpoints."""
+    g = goodput(n_gpus, n_params, **goodput_kw).goodput
+    if g <= 0:
+        raise ValueError(f"goodput is 0 for {n_gpus} GPUs with {goodput_kw}: failures outpace progress")
+    return training_days(n_params, n_tokens, n_gpus, peak_tflops, mfu) / g
+
+
+# ---------------------------------------------------------------- published runs, checked out of sample
+
+RUNS_FILE = Path(__file__).parent / "data" / "published_runs.yaml"
+
 
 @dataclass(frozen=True)
 class PublishedRun:
     name: str
-    n_params: float
+    n_params: float          # active parameters per token (MoE: not the total)
     n_tokens: float
     gpu: str                 # a helpers.core.specs name
     n_gpus: int | None
-    gpu_hours: float         # as published, or derived from the published rate (``note`` says which)
+    gpu_hours: float | None  # as published
     source: str
+    says: str = ""
     note: str = ""
+    days: float | None = None
+    mfu_published: float | None = None
+    tflops_published: float | None = None
+    n_params_total: float | None = None
 
-    def implied_mfu(self, peak_tflops: float) -> float:
+    @property
+    def spec(self):
+        return specs.lookup(self.gpu, warn=False)
+
+    @property
+    def total_gpu_hours(self) -> float | None:
+        """Published GPU-hours, else n_gpus × days × 24 when both are published (derived), else None."""
+        if self.gpu_hours:
+            return self.gpu_hours
+        return self.n_gpus * self.days * 24 if self.n_gpus and self.days else None
+
+    def implied_mfu(self, peak_tflops: float | None = None) -> float:
         """6·N·D ÷ (GPU-hours × 3600 × peak): everything that was not useful work counts against it."""
-        return training_flops(self.n_params, self.n_tokens) / (self.gpu_hours * 3600 * peak_tflops * 1e12)
+        peak = peak_tflops or self.spec.training_peak()[0]
+        return training_flops(self.n_params, self.n_tokens) / (self.total_gpu_hours * 3600 * peak * 1e12)
 
 
-_L1 = "https://arxiv.org/abs/2302.13971"   # LLaMA, Table 15 (GPU-hours) and §2.4 (380 tokens/s/GPU)
-_L2 = "https://arxiv.org/abs/2307.09288"   # Llama 2, Table 2
-PUBLISHED_RUNS = (
-    PublishedRun("LLaMA-7B", 6.7e9, 1.0e12, "A100 SXM4 80GB", None, 82_432, _L1),
-    PublishedRun("LLaMA-13B", 13.0e9, 1.0e12, "A100 SXM4 80GB", None, 135_168, _L1),
-    PublishedRun("LLaMA-33B", 32.5e9, 1.4e12, "A100 SXM4 80GB", None, 530_432, _L1),
-    PublishedRun("LLaMA-65B", 65.2e9, 1.4e12, "A100 SXM4 80GB", 2048, 1_022_362, _L1,
-                 "380 tokens/s/GPU on 2048 GPUs: about 21 days for 1.4T tokens"),
-    PublishedRun("Llama 2 7B", 7e9, 2.0e12, "A100 SXM4 80GB", None, 184_320, _L2),
-    PublishedRun("Llama 2 13B", 13e9, 2.0e12, "A100 SXM4 80GB", None, 368_640, _L2),
-    PublishedRun("Llama 2 34B", 34e9, 2.0e12, "A100 SXM4 80GB", None, 1_038_336, _L2),
-    PublishedRun("Llama 2 70B", 70e9, 2.0e12, "A100 SXM4 80GB", None, 1_720_320, _L2),
-)
+def load_runs(path: Path = RUNS_FILE) -> tuple[PublishedRun, ...]:
+    """The published runs of ``published_runs.yaml``; every row needs a source URL and a known GPU."""
+    known = {f.name for f in fields(PublishedRun)}
+    out = []
+    for r in yaml.safe_load(Path(path).read_text()):
+        if set(r) - known:
+            raise ValueError(f"{path.name}: run {r.get('name')!r} has unknown keys {sorted(set(r) - known)}")
+        if not str(r.get("source", "")).startswith("http"):
+            raise ValueError(f"{path.name}: run {r.get('name')!r} has no source URL")
+        for k in ("n_params", "n_tokens", "gpu_hours", "days", "mfu_published", "tflops_published", "n_params_total"):
+            if r.get(k) is not None:
+                r[k] = float(r[k])          # YAML 1.1 reads 6.7e9 (no exponent sign) as a string
+        run = PublishedRun(**r)
+        if run.spec is None:
+            raise ValueError(f"{path.name}: run {run.name!r} names GPU {run.gpu!r}, which is not in the spec table")
+        out.append(run)
+    return tuple(out)
+
+
+PUBLISHED_RUNS = load_runs()
 
 
 @dataclass(frozen=True)
@@ -224,22 +317,72 @@ def cluster_gpus(gpu_hours_per_year: float, utilisation: float, goodput: float =
 @dataclass(frozen=True)
 class RunCheck:
     name: str
-    published_gpu_hours: float
-    implied_mfu: float
-    assumed_mfu: float
-    predicted_gpu_hours: float
-    error: float             # predicted ÷ published − 1
+    gpu: str
+    n_gpus: int | None
+    published_gpu_hours: float | None
+    predicted_gpu_hours: float | None
+    gpu_hours_error: float | None        # predicted ÷ published − 1
+    published_days: float | None
+    predicted_days: float | None
+    days_error: float | None
+    published_mfu: float | None          # as published (MFU, or TFLOP/s ÷ peak where only that is given)
+    predicted_mfu: float                 # the steady-state MFU the other runs give (leave-one-out)
+    mfu_error: float | None
+    goodput: float | None                # None when the job size is not published
+    baseline_error: float | None         # GPU-hours error of 6ND at the median end-to-end MFU, no goodput term
+    note: str = ""
 
 
-def check_published(runs=PUBLISHED_RUNS, peak_tflops: float = 312.0, mfu: float | None = None) -> list[RunCheck]:
-    """Predict each published run's GPU-hours from 6·N·D at one MFU and compare. With ``mfu=None`` each run is
-    predicted with the median MFU implied by the *other* runs (leave-one-out: a run never predicts itself)."""
+def _err(pred, pub):
+    return None if pred is None or not pub else pred / pub - 1
+
+
+def check_published(runs=None, mfu: float | None = None, **goodput_kw) -> list[RunCheck]:
+    """Predict each run's GPU-hours, days and MFU and compare with what was published, out of sample.
+
+    The one fitted parameter is the steady-state MFU (MFU while training, before goodput losses); with
+    ``mfu=None`` run i is predicted with the median steady-state MFU of the *other* runs (leave-one-out), so a
+    run never predicts itself. Predicted GPU-hours = 6·N·D ÷ (peak · MFU) ÷ goodput(n_gpus); the peak is each
+    run's own GPU (fp16 where it has no bf16). ``baseline_error`` repeats the prediction without the goodput term
+    and with the median end-to-end MFU, as the model did before."""
     import statistics
 
-    implied = [r.implied_mfu(peak_tflops) for r in runs]
+    runs = PUBLISHED_RUNS if runs is None else runs
+    peak = {r.name: r.spec.training_peak() for r in runs}
+    good = {r.name: goodput(r.n_gpus, r.n_params_total or r.n_params, **goodput_kw).goodput if r.n_gpus else None
+            for r in runs}
+    fitted = [r for r in runs if r.total_gpu_hours]
+    implied = {r.name: r.implied_mfu(peak[r.name][0]) for r in fitted}
+    steady = {n: m / (good[n] or 1.0) for n, m in implied.items()}
     out = []
-    for i, r in enumerate(runs):
-        m = mfu if mfu is not None else statistics.median(implied[:i] + implied[i + 1:])
-        pred = gpu_hours(training_flops(r.n_params, r.n_tokens), peak_tflops, m)
-        out.append(RunCheck(r.name, r.gpu_hours, implied[i], m, pred, pred / r.gpu_hours - 1))
+    for r in runs:
+        others = [n for n in steady if n != r.name]
+        m = mfu if mfu is not None else statistics.median(steady[n] for n in others)
+        m_e2e = mfu if mfu is not None else statistics.median(implied[n] for n in others)
+        flops, pk = training_flops(r.n_params, r.n_tokens), peak[r.name][0]
+        g = good[r.name]
+        pred_h = flops / (pk * 1e12 * m) / 3600 / (g or 1.0)
+        pred_d = pred_h / (r.n_gpus * 24) if r.n_gpus else None
+        pub_mfu = r.mfu_published or (r.tflops_published / pk if r.tflops_published else None)
+        base = _err(flops / (pk * 1e12 * m_e2e) / 3600, r.total_gpu_hours)
+        notes = [x for x in (peak[r.name][1], "" if r.gpu_hours or not r.total_gpu_hours
+                             else "published GPU-hours derived as GPUs × days × 24",
+                             "" if r.n_gpus else "job size not published: no goodput term") if x]
+        out.append(RunCheck(r.name, r.gpu, r.n_gpus, r.total_gpu_hours, pred_h, _err(pred_h, r.total_gpu_hours),
+                            r.days, pred_d, _err(pred_d, r.days), pub_mfu, m, _err(m, pub_mfu), g, base,
+                            "; ".join(notes)))
+    return out
+
+
+def error_summary(checks: list[RunCheck]) -> dict:
+    """Median and worst absolute error of each compared quantity (fractions), and how many runs each has."""
+    import statistics
+
+    out = {}
+    for key in ("gpu_hours_error", "days_error", "mfu_error", "baseline_error"):
+        errs = [(abs(getattr(c, key)), c.name) for c in checks if getattr(c, key) is not None]
+        if errs:
+            worst = max(errs)
+            out[key] = {"n": len(errs), "median": statistics.median(e for e, _ in errs), "worst": worst[0],
+                        "worst_run": worst[1]}
     return out

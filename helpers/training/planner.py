@@ -14,7 +14,11 @@ argued with; its published pieces come from ``helpers.training.perfmodel`` (chap
 * pipeline  each stage sends activations forward and gradients back, b·s·h·2/t bytes per micro-batch;
             the 1F1B bubble (``perfmodel.pipeline_bubble``) stretches every per-micro-batch cost by (1 + (p−1)/m);
 * data      a ring all-reduce of the stage's 16-bit gradients, 2(d−1)/d · 2Ψ/(tp·pp) bytes over the network
-            (ZeRO-3 moves 1.5× that: an extra parameter all-gather), not overlapped with compute.
+            (ZeRO-3 moves 1.5× that: an extra parameter all-gather), not overlapped with compute;
+* uneven    pp need not divide the layers: ``stage_layers`` splits them as evenly as possible, the first and last
+            stages (which also hold the embedding and the output layer) taking the short ones, as Llama 3 put
+            126 layers on 16 stages (arXiv:2407.21783 §3.3.2). Memory and time follow the heaviest stage;
+* no bf16   a GPU without bf16 (V100) is planned at its fp16 peak, and ``Plan.note`` says so.
 
     python -m helpers planner --preset megatron-1t --top 10 --json
 """
@@ -78,6 +82,8 @@ class Plan:
     step_time_s: float
     tflops_per_gpu: float               # hardware FLOP/s per GPU (recomputation included, as Megatron reports)
     mfu: float                          # model FLOPs (no recomputation) / (N · peak · step time)
+    stage_layers: tuple[int, ...] = ()  # layers per pipeline stage (uneven when pp does not divide them)
+    note: str = ""
 
     @property
     def name(self) -> str:
@@ -93,6 +99,20 @@ def flops_per_step(model: memory.ModelShape, global_batch: int, recompute: str =
     return flops + (4 * B * s * s * h * L if recompute == "selective" else 0.0)
 
 
+def stage_layers(n_layers: int, pp: int) -> tuple[int, ...]:
+    """Layers per pipeline stage, as even as possible; when pp does not divide n_layers the stages that hold
+    the embedding (first) and the output layer (last) get the fewer layers: 126 on 16 → (7, 8, …, 8, 7)."""
+    if not 1 <= pp <= n_layers:
+        raise ValueError(f"pp={pp}: need 1 <= pp <= n_layers={n_layers} (a stage holds at least one layer)")
+    k = -(-n_layers // pp)                   # the heaviest stage
+    short = k * pp - n_layers                # stages that hold k - 1
+    order = [0, pp - 1] + list(range(1, pp - 1))  # first and last shed layers first
+    per = [k] * pp
+    for i in range(short):
+        per[order[i % pp]] -= 1
+    return tuple(per)
+
+
 def _ring_s(n: int, size_bytes: float, bw_GBps: float) -> float:
     return 0.0 if n == 1 else 2 * (n - 1) / n * size_bytes / (bw_GBps * 1e9)
 
@@ -105,15 +125,24 @@ def evaluate(model: memory.ModelShape, cluster: Cluster, global_batch: int, dp: 
     if global_batch % (dp * micro_batch):
         raise ValueError(f"global_batch={global_batch} is not a multiple of dp·micro_batch = {dp * micro_batch}")
     m = global_batch // (dp * micro_batch)
-    mem = memory.per_gpu(model, micro_batch, dp, tp, pp, zero_stage, recompute, n_micro=m)
-    usable = cluster.spec.memory_GB * 1e9 * (1 - cluster.memory_reserve_frac)
-    peak = cluster.spec.peak_tflops("bf16") * 1e12
+    layers = stage_layers(model.n_layers, pp)
+    k = max(layers)
+    # the heaviest stage as a model of k layers per stage (memory.per_gpu needs pp to divide its layers)
+    heavy = model if k * pp == model.n_layers else memory.ModelShape(k * pp, model.hidden, model.n_heads,
+                                                                     model.vocab, model.seq_len)
+    mem = memory.per_gpu(heavy, micro_batch, dp, tp, pp, zero_stage, recompute, n_micro=m)
+    usable = cluster.spec.memory_bytes * (1 - cluster.memory_reserve_frac)
+    peak_tflops, note = cluster.spec.training_peak("bf16")
+    peak = peak_tflops * 1e12
     hw = flops_per_step(model, global_batch, recompute)
-    compute = hw / (cluster.n_gpus * peak * cluster.gemm_efficiency)
+    # a pipeline runs at the pace of its heaviest stage: k·pp/L of the evenly split time
+    compute = hw / (cluster.n_gpus * peak * cluster.gemm_efficiency) * (k * pp / model.n_layers)
+    if k * pp != model.n_layers:
+        note = "; ".join(x for x in (note, f"uneven split {layers}: the {k}-layer stages set the pace") if x)
     sbh_bytes = 2 * micro_batch * model.seq_len * model.hidden
     tp_bw = cluster.nvlink_GBps if tp <= cluster.gpus_per_node else cluster.inter_node_GBps
     n_ar = 6 if recompute == "full" else 4
-    tp_comm = m * (model.n_layers // pp) * n_ar * _ring_s(tp, sbh_bytes, tp_bw)
+    tp_comm = m * k * n_ar * _ring_s(tp, sbh_bytes, tp_bw)
     pp_bw = cluster.inter_node_GBps if tp * pp > cluster.gpus_per_node else cluster.nvlink_GBps
     pp_comm = 0.0 if pp == 1 else 2 * m * sbh_bytes / tp / (pp_bw * 1e9)
     bubble = (compute + tp_comm + pp_comm) * perfmodel.pipeline_bubble(pp, m)
@@ -123,7 +152,7 @@ def evaluate(model: memory.ModelShape, cluster: Cluster, global_batch: int, dp: 
     model_flops = flops_per_step(model, global_batch, "none")
     return Plan(dp, tp, pp, zero_stage, recompute, micro_batch, m, mem.total_bytes / 1e9, mem.total_bytes <= usable,
                 compute, tp_comm, pp_comm, dp_comm, bubble, step, hw / cluster.n_gpus / step / 1e12,
-                model_flops / (cluster.n_gpus * peak * step))
+                model_flops / (cluster.n_gpus * peak * step), layers, note)
 
 
 def _divisors(n: int) -> list[int]:
@@ -132,15 +161,17 @@ def _divisors(n: int) -> list[int]:
 
 def enumerate_plans(model: memory.ModelShape, cluster: Cluster, global_batch: int, max_tp: int | None = None,
                     zero_stages=(0, 1, 2, 3), recomputes=memory.RECOMPUTE, micro_batches=(1, 2, 4, 8),
-                    only_fitting: bool = True) -> list[Plan]:
+                    only_fitting: bool = True, uneven: bool = False) -> list[Plan]:
     """Every valid (dp, tp, pp, ZeRO, recompute, micro-batch), fastest first. tp divides the heads and stays
-    within ``max_tp`` (default: one node); pp divides the layers; dp·micro-batch divides the batch."""
+    within ``max_tp`` (default: one node); pp divides the layers (``uneven=True``: any pp up to the layer count,
+    split by ``stage_layers``); dp·micro-batch divides the batch."""
     max_tp = max_tp or cluster.gpus_per_node
     plans = []
+    pps = _divisors(cluster.n_gpus) if uneven else _divisors(model.n_layers)
     for tp in _divisors(model.n_heads):
         if tp > max_tp or cluster.n_gpus % tp or model.hidden % tp:
             continue
-        for pp in _divisors(model.n_layers):
+        for pp in (q for q in pps if q <= model.n_layers):
             if cluster.n_gpus % (tp * pp):
                 continue
             dp = cluster.n_gpus // (tp * pp)
@@ -176,7 +207,7 @@ def rank_grid(dp: int, tp: int, pp: int) -> list[dict]:
 
 def records(plans: list[Plan]) -> list[dict]:
     keys = ("dp", "tp", "pp", "zero_stage", "recompute", "micro_batch", "n_micro", "memory_GB", "fits",
-            "step_time_s", "compute_s", "bubble_s", "tp_comm_s", "dp_comm_s", "tflops_per_gpu", "mfu")
+            "step_time_s", "compute_s", "bubble_s", "tp_comm_s", "dp_comm_s", "tflops_per_gpu", "mfu", "note")
     return [{"plan": p.name, **{k: getattr(p, k) for k in keys}} for p in plans]
 
 
