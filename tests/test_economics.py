@@ -1,0 +1,93 @@
+"""The economics wing: power sampler, energy model, facility, TCO, spot and autoscaling simulators (chapters 16, 21)."""
+import numpy as np
+import pytest
+
+from helpers.economics import autoscale, energymodel, facility, power, spot, tco
+
+
+def test_sampler_without_gpu_says_so_and_invents_nothing():
+    s = power.PowerSampler(interval_s=0.01)
+    with s:
+        sum(range(10000))
+    if s.source == "none":
+        assert s.why and all(x.power_W is None for x in s.samples) and s.energy_J() is None
+    assert len(s.samples) >= 1
+
+
+def test_integrate_and_summarise():
+    xs = [power.PowerSample(t, 100.0 + 10 * t, 1500, 2600, 50, "sw_power_cap") for t in (0.0, 1.0, 2.0)]
+    assert power.integrate_J(xs) == pytest.approx(220.0)
+    assert power.throttle_names(0x4 | 0x8) == "sw_power_cap+hw_slowdown" and power.throttle_names(None) == "unknown"
+
+
+def test_cpu_run_records_time_and_no_watts():
+    r, samples = power.run("gemm", seconds=0.2, interval_s=0.02, small=True)
+    assert r.steps >= 1 and r.time_s > 0
+    if r.power_source.startswith("none"):
+        assert r.energy_J is None and r.energy_per_step_J is None
+
+
+def test_power_curve_fit_recovers_parameters():
+    f = np.array([600, 900, 1200, 1500, 1800.0])
+    p = 80 + 90 * (f / 1000) ** 3
+    c = energymodel.fit_power_curve(f, p)
+    assert c.static_W == pytest.approx(80) and c.c_W_per_GHz3 == pytest.approx(90)
+    assert c.clock_at_cap_MHz(float(c.power_W(1500))) == pytest.approx(1500)
+    with pytest.raises(ValueError, match="two or more"):
+        energymodel.fit_power_curve([1500, 1500], [700, 700])
+
+
+def test_cap_sweep_has_an_optimum_below_max_clock():
+    c = energymodel.PowerCurve(100.0, 90.0, 1980.0, "test")
+    pts = energymodel.cap_sweep(c, range(300, 800, 50), t0_s=1.0, compute_fraction=0.8)
+    best = energymodel.best_cap(pts)
+    assert best.sm_clock_MHz < 1980 and best.energy_vs_uncapped < 1 and best.time_vs_uncapped > 1
+    mem = energymodel.best_cap(energymodel.cap_sweep(c, range(300, 800, 50), 1.0, compute_fraction=0.3))
+    assert mem.sm_clock_MHz <= best.sm_clock_MHz
+
+
+def test_facility_and_carbon():
+    p = facility.plan(1024, "DGX H100", pue=1.5, kW_per_rack=41)
+    assert p.servers == 128 and p.it_power_kW == pytest.approx(128 * 10.2) and p.racks == 32
+    assert p.facility_power_kW == pytest.approx(1.5 * p.it_power_kW)
+    c = facility.carbon(1000, 1.2, "France")
+    assert c.tCO2e == pytest.approx(1200 * 56 / 1000)
+    for sec in ("servers", "racks", "pue", "grid"):
+        assert facility.table(sec)["source"].str.len().min() > 10
+    with pytest.raises(ValueError, match="use one of"):
+        facility.grid_intensity("Atlantis")
+
+
+def test_tco_adds_up_and_breakeven():
+    x = tco.TCOInputs()
+    t = tco.tco(x)
+    assert t.total_per_year_usd == pytest.approx(sum(tco.breakdown(x).values()))
+    u = tco.breakeven_utilisation(x, t.usd_per_gpu_hour / 0.5)
+    assert u == pytest.approx(0.5)
+    assert set(tco.prices().columns) >= {"offer", "kind", "usd_per_gpu_hour", "date", "source"}
+    assert tco.score({}) == 0 and tco.score({r: True for r in tco.checklist().item}) == 1
+    with pytest.raises(ValueError):
+        tco.TCOInputs(utilisation=0)
+
+
+def test_spot_naive_and_event_driven_agree():
+    job = spot.SpotJob(work_h=10, interval_h=0.5, ckpt_h=0.05, mtbi_h=4, wait_h=0.2, restore_h=0.1)
+    fast = np.mean([spot.simulate(job, i).billed_h for i in range(400)])
+    slow = np.mean([spot.simulate_naive(job, i, dt_h=1 / 300).billed_h for i in range(60)])
+    assert slow == pytest.approx(fast, rel=0.05)
+    no_fail = spot.simulate(spot.SpotJob(work_h=10, interval_h=1, ckpt_h=0.1, mtbi_h=1e9), 0)
+    assert no_fail.interruptions == 0 and no_fail.billed_h == pytest.approx(10 + 9 * 0.1)
+
+
+def test_spot_cost_and_young():
+    assert spot.young_interval_h(0.05, 8) == pytest.approx(np.sqrt(0.8))
+    c = spot.monte_carlo(spot.SpotJob(work_h=50), spot_usd=1.0, ondemand_usd=3.0, runs=50)
+    assert 0 < c.saving_frac < 2 / 3 and c.mean_wall_h > 50
+
+
+def test_autoscale_cheaper_than_static_and_spinup_costs_drops():
+    d = autoscale.diurnal_demand(seed=0)
+    a, s = autoscale.simulate(d), autoscale.simulate(d, policy="static")
+    assert a.cost_usd < s.cost_usd and s.dropped_frac == 0
+    slow = autoscale.simulate(d, target_util=1.0, spinup_min=30)
+    assert slow.dropped_frac > a.dropped_frac
