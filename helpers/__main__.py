@@ -35,6 +35,7 @@ TOOLS: dict[str, str] = {
     "actmem": "helpers.training.actmem",
     "planner": "helpers.training.planner",
     "hardware": "helpers.figures.hardware",
+    "powertrace": "helpers.economics.power",
     "overview": "helpers.figures.overview",
 }
 
