@@ -166,7 +166,7 @@ def train_workload(dev, d_model: int = 1024, n_layers: int = 4, seq: int = 1024,
     torch.manual_seed(0)
     vocab = 8192
     layer = nn.TransformerEncoderLayer(d_model, d_model // 64, 4 * d_model, batch_first=True, norm_first=True)
-    model = nn.Sequential(nn.Embedding(vocab, d_model), nn.TransformerEncoder(layer, n_layers),
+    model = nn.Sequential(nn.Embedding(vocab, d_model), nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False),
                           nn.Linear(d_model, vocab)).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randint(0, vocab, (batch, seq), device=dev)
