@@ -22,6 +22,7 @@ TOOLS: dict[str, str] = {
     "collectives": "helpers.network.collectives",
     "ringallreduce": "helpers.network.ringallreduce",
     "ibdiag": "helpers.network.ibdiag",
+    "nccltests": "helpers.network.nccltests",
     "ncclenv": "helpers.network.ncclenv",
     "iobench": "helpers.storage.iobench",
     "dataload": "helpers.storage.dataload",

@@ -59,38 +59,54 @@ def nvlinks(cell: str) -> int:
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def parse_topo_matrix(text: str) -> Topology | None:
-    """Parse the tab-separated matrix ``nvidia-smi topo -m`` prints; None if there is none in ``text``.
+_DEV = re.compile(r"^(GPU\d+|NIC\d+|mlx\d+_(?:bond_)?\d+|hfi\d+_\d+)$")
+_CELL = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|N/A)$")
 
-    On a terminal nvidia-smi underlines the header with ANSI escapes; they are stripped first."""
-    text = _ANSI.sub("", text)
-    lines = [ln.rstrip("\n") for ln in text.splitlines() if not ln.startswith("#")]
-    head_i = next((i for i, ln in enumerate(lines) if "\t" in ln and ln.split("\t")[1:2]
-                   and ln.split("\t")[1].strip().startswith("GPU")), None)
+
+def parse_topo_matrix(text: str) -> Topology | None:
+    """Parse the matrix ``nvidia-smi topo -m`` prints — tab-separated as the tool writes it, or space-aligned as it
+    appears once pasted into an issue, a doc or a log; with or without the NIC legend.
+
+    Returns None only when ``text`` holds no matrix at all (no ``GPU0`` header and no matrix row). A header without
+    rows, rows without a header, or a cut-off matrix raise ``ValueError`` saying what was found. On a terminal
+    nvidia-smi underlines the header with ANSI escapes; they are stripped first."""
+    text = _ANSI.sub("", text).replace("\r", "")
+    lines = [ln.rstrip() for ln in text.splitlines() if not ln.lstrip().startswith(("#", "$"))]
+    head_i = next((i for i, ln in enumerate(lines) if ln[:1] in (" ", "\t", "")
+                   and ln.split()[:1] and ln.split()[0] in ("GPU0", "GPU")), None)
+    rows_at = [i for i, ln in enumerate(lines) if len(ln.split()) > 1 and _DEV.match(ln.split()[0])
+               and _CELL.match(ln.split()[1])]
     if head_i is None:
-        return None
-    header = [c.strip() for c in lines[head_i].split("\t")]
-    n = sum(1 for c in header if c.startswith(("GPU", "NIC", "mlx")) and c != "GPU NUMA ID")
+        if not rows_at:
+            return None
+        raise ValueError(f"nvidia-smi topo -m: matrix rows ({lines[rows_at[0]].split()[0]} …) but no header row "
+                         "(\"GPU0 GPU1 … CPU Affinity\"); paste the whole output, the header names the columns")
+    header = lines[head_i].split("CPU Affinity")[0].split()
+    devices_h = [c for c in header if _DEV.match(c)]
+    n = len(devices_h)
     devices, rows, cpu, numa = [], [], [], []
     for ln in lines[head_i + 1:]:
-        if not ln.strip():
+        cells = ln.split()
+        if not cells:
+            if devices:
+                break
+            continue
+        if not _DEV.match(cells[0]):
             break
-        cells = ln.split("\t")
-        devices.append(cells[0].strip())
-        rows.append(tuple(c.strip() for c in cells[1:1 + n]))
-        extra = [c.strip() for c in cells[1 + n:]]
-        cpu.append(extra[0] if extra and extra[0] else None)
-        numa.append(extra[1] if len(extra) > 1 and extra[1] else None)
+        devices.append(cells[0])
+        rows.append(tuple(cells[1:1 + n]))
+        extra = cells[1 + n:]
+        cpu.append(extra[0] if extra and extra[0] != "N/A" else None)
+        numa.append(extra[1] if len(extra) > 1 and extra[1] != "N/A" else None)
     nics = []
     for ln in lines:
-        s = ln.strip()
-        if s.startswith("NIC") and ":" in s and "\t" not in ln:
-            k, v = s.split(":", 1)
-            if k.strip()[3:].isdigit():
-                nics.append((k.strip(), v.strip()))
-    if len(devices) != n or any(len(r) != n for r in rows):
-        raise ValueError(f"nvidia-smi topo -m: expected a {n}×{n} matrix, got {len(devices)} rows; "
-                         "pass the command's whole output")
+        m = re.match(r"\s*(NIC\d+)\s*:\s*(\S+)\s*$", ln)
+        if m:
+            nics.append((m.group(1), m.group(2)))
+    if devices != devices_h or any(len(r) != n or not all(_CELL.match(c) for c in r) for r in rows):
+        raise ValueError(f"nvidia-smi topo -m: the header names {n} devices ({', '.join(devices_h[:3])} …) but "
+                         f"{len(devices)} complete rows follow ({', '.join(devices[-2:]) or 'none'} last); "
+                         "the matrix is cut off — pass the command's whole output")
     return Topology(tuple(devices), tuple(rows), tuple(cpu), tuple(numa), tuple(nics))
 
 

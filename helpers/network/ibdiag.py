@@ -65,6 +65,17 @@ def load_inventory(path: str | Path | None = None) -> Inventory:
     return Inventory(names, peer, up, len(doc["switches"]), len(doc["cas"]), float(doc["rate_Gbps"]), doc["width"])
 
 
+def infer_inventory(snap: ibparse.Snapshot) -> Inventory:
+    """An inventory from the fabric's own output, for a fabric without fabric.yaml: the expected width and rate
+    are the most common ones among its active InfiniBand ports and links (an HDR fabric expects HDR). Switch
+    counts, cabling and uplinks stay unknown, so the rules that need them are skipped."""
+    ports = [p for p in snap.ib_ports if p.state == "Active"]
+    links = [ln for ln in snap.links if ln.state == "Active" and ln.rate_Gbps]
+    rate = _majority([p.rate_Gbps for p in ports] + [ln.rate_Gbps for ln in links]) or 0.0
+    width = _majority([p.width for p in ports] + [ln.width for ln in links]) or "4X"
+    return Inventory({}, {}, {}, 0, 0, float(rate), width)
+
+
 def _name(inv: Inventory, lid: int, port: int) -> str:
     return f"{inv.names.get(lid, f'lid {lid}')}/P{port}"
 
@@ -83,7 +94,12 @@ def _conflict(s, inv):
         if len(s.diagnet.master_sms) > 1:
             out.append(Finding("config_conflict", "Subnet Manager", f"{len(s.diagnet.master_sms)} master SMs: " +
                                "; ".join(re.sub(r".*Node_Description=", "", m) for m in s.diagnet.master_sms)))
-    active = [p for p in s.ports if p.state == "Active"]
+    masters = {m.sm_guid: m for m in s.sms if m.state == "SMINFO_MASTER"}
+    if len(masters) > 1:
+        out.append(Finding("config_conflict", "Subnet Manager", f"sminfo reports {len(masters)} different master "
+                           "SMs: " + "; ".join(f"lid {m.sm_lid} guid {m.sm_guid} (seen from {m.host})"
+                                              for m in masters.values())))
+    active = [p for p in s.ib_ports if p.state == "Active"]
     sms = {}
     for p in active:
         sms.setdefault(p.sm_lid, []).append(f"{p.host}/{p.ca}")
@@ -102,8 +118,10 @@ def _unauthorized(s, inv):
     for c in s.counters:
         n = c.get("PortRcvConstraintErrors") + c.get("PortXmitConstraintErrors")
         if n:
+            sat = [k for k in c.saturated() if "Constraint" in k]
             out.append(Finding("unauthorized_access", _name(inv, c.lid, c.port),
-                               f"{n} packets dropped by partition (P_Key) enforcement"))
+                               f"{'at least ' if sat else ''}{n} packets dropped by partition (P_Key) enforcement"
+                               + (f" ({', '.join(sat)} saturated: an 8-bit counter stops at 255)" if sat else "")))
     for stage, _, txt in (s.diagnet.issues() if s.diagnet else []):
         if re.search(r"SM_Key|M_Key|P_Key|not in the topology", txt):
             out.append(Finding("unauthorized_access", stage, txt))
@@ -111,7 +129,7 @@ def _unauthorized(s, inv):
 
 
 def _down_ports(s):
-    return [p for p in s.ports if p.state in DOWN_STATES or p.physical_state in ("Polling", "Disabled")]
+    return [p for p in s.ib_ports if p.state in DOWN_STATES or p.physical_state in ("Polling", "Disabled")]
 
 
 def _switch_failure(s, inv):
@@ -127,7 +145,7 @@ def _switch_failure(s, inv):
             if any(c.lid in lids and "unreachable" in c.values for c in s.counters):
                 ev += f"; {leaf} does not answer perfquery"
             out.append(Finding("switch_failure", leaf, ev))
-    if s.diagnet and s.diagnet.summary.get("IB Switches", inv.switches) < inv.switches:
+    if inv.switches and s.diagnet and s.diagnet.summary.get("IB Switches", inv.switches) < inv.switches:
         out.append(Finding("switch_failure", "fabric", f"ibdiagnet discovered {s.diagnet.summary['IB Switches']} "
                                                        f"of the inventory's {inv.switches} switches"))
     return out
@@ -147,6 +165,17 @@ def _link_down(s, inv):
         peer = inv.peer_leaf.get((p.host, p.ca))
         out.append(Finding("link_down", f"{p.host}/{p.ca}" + (f" ↔ {peer[0]}/P{peer[1]}" if peer else ""),
                            f"State {p.state}, physical state {p.physical_state}: {why}"))
+    for c in s.counters:
+        n = c.get("LinkDownedCounter")
+        if n and (c.lid, c.port) not in inv.uplinks:
+            out.append(Finding("link_down", _name(inv, c.lid, c.port),
+                               f"LinkDownedCounter {n}{'+' if 'LinkDownedCounter' in c.saturated() else ''}: the "
+                               "link went down and retrained that often since the counters were reset (a flapping "
+                               "cable, transceiver or port), although it may be up now"))
+    for ln in s.links:
+        if ln.physical_state == "LinkUp" and ln.state != "Active":
+            out.append(Finding("link_down", f"{ln.node}/P{ln.port}", f"iblinkinfo: {ln.state}/{ln.physical_state}: "
+                               "the link is up but no subnet manager configured it"))
     return out
 
 
@@ -181,6 +210,12 @@ def _packet_loss(s, inv):
             out.append(Finding("packet_loss", _name(inv, c.lid, c.port),
                                ", ".join(f"{k} {v}" for k, v in bad.items()) +
                                f"; LinkDownedCounter {c.get('LinkDownedCounter')} (the link stays up)"))
+    for c in s.counters:
+        d = c.get("PortXmitDiscards")
+        if d and (c.lid, c.port) not in flapping:
+            out.append(Finding("packet_loss", _name(inv, c.lid, c.port), f"PortXmitDiscards {d}: the port dropped "
+                               "packets it could not send (congestion towards a slow or down path, or a link that "
+                               "went down under traffic)"))
     for stage, _, txt in (s.diagnet.issues("E") if s.diagnet else []):
         if re.search(r'"(symbol_error_counter|port_rcv_errors|link_error_recovery_counter)" increased', txt):
             out.append(Finding("packet_loss", stage, txt))
@@ -188,27 +223,33 @@ def _packet_loss(s, inv):
 
 
 def _fleet_type(s):
-    return _majority(p.ca_type for p in s.ports)
+    return _majority(p.ca_type for p in s.ib_ports)
 
 
 def _low_bandwidth(s, inv):
     fleet = _fleet_type(s)
     out = []
-    for p in s.ports:
+    for p in s.ib_ports:
         if p.state != "Active" or (p.ca_type and fleet and p.ca_type != fleet):
             continue
-        if (p.width and p.width != inv.width) or (p.rate_Gbps and p.rate_Gbps < inv.rate_Gbps):
+        if (p.width and p.width != inv.width) or (p.rate_Gbps and inv.rate_Gbps and p.rate_Gbps < inv.rate_Gbps):
             out.append(Finding("low_bandwidth", f"{p.host}/{p.ca}", f"active {p.width or '?'} {p.speed or ''} = "
                                f"{p.rate_Gbps:g} Gb/s, expected {inv.width} at {inv.rate_Gbps:g} Gb/s"))
     for stage, _, txt in (s.diagnet.issues() if s.diagnet else []):
-        if "Unexpected actual link" in txt:
+        if re.search(r"Unexpected (actual link )?(width|speed)|Unexpected actual link", txt):
             out.append(Finding("low_bandwidth", stage, txt))
+    for ln in s.links:
+        if ln.state == "Active" and ln.rate_Gbps and inv.rate_Gbps and (
+                ln.rate_Gbps < inv.rate_Gbps or (inv.width and ln.width != inv.width)):
+            out.append(Finding("low_bandwidth", f"{ln.node}/P{ln.port} → {ln.peer}", f"iblinkinfo: {ln.width} "
+                               f"{ln.lane_Gbps:g} Gbps per lane = {ln.rate_Gbps:g} Gb/s, the fabric runs "
+                               f"{inv.width} at {inv.rate_Gbps:g} Gb/s"))
     return out
 
 
 def _mismatch(s, inv):
     out = []
-    active = [p for p in s.ports if p.state == "Active"]
+    active = [p for p in s.ib_ports if p.state == "Active"]
     for field, label in (("firmware", "firmware"), ("active_mtu", "active MTU"), ("ca_type", "HCA model"),
                          ("link_layer", "link layer")):
         common = _majority(getattr(p, field) for p in active)
@@ -227,8 +268,9 @@ RULES = (_conflict, _unauthorized, _switch_failure, _link_down, _multipath, _pac
 
 
 def diagnose(snap: ibparse.Snapshot, inventory: Inventory | None = None) -> list[Finding]:
-    """Every finding, most severe fault first."""
-    inv = inventory or load_inventory()
+    """Every finding, most severe fault first. Without ``inventory`` the book's sample fabric is used for the
+    book's samples and, for any other snapshot, one inferred from the snapshot itself (:func:`infer_inventory`)."""
+    inv = inventory or (load_inventory() if snap.source.startswith("sample:") else infer_inventory(snap))
     found = [f for rule in RULES for f in rule(snap, inv)]
     return sorted(found, key=lambda f: ORDER.index(f.fault))
 

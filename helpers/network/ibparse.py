@@ -1,9 +1,15 @@
-"""Parsers for InfiniBand diagnostic tools: ibstat, ibstatus, ibv_devinfo, perfquery, ibdiagnet (chapter 03).
+"""Parsers for InfiniBand diagnostic tools: ibstat, ibstatus, ibv_devinfo, perfquery, ibdiagnet 2.x, iblinkinfo, sminfo
+(chapter 03).
 
 Each parser takes the tool's text — one host's output, or many hosts' output gathered with
 ``pdsh -w host[01-04] ibstat`` (lines prefixed ``host: ``) — and returns plain records. The diagnoser
 (:mod:`helpers.network.ibdiag`) reads them. Lines it does not know are skipped, so a newer tool version that adds a
-field does not break parsing; a text with none of the expected markers raises ``ValueError`` naming the tool.
+field does not break parsing; a text with none of the expected markers raises ``ValueError`` naming the tool and what
+it saw. Output that stops part-way (``ibpanic:``/``ibwarn:`` lines, a block cut off) is kept and reported in
+``Snapshot.notes`` — never dropped silently. Ethernet (RoCE) ports of a ConnectX appear in ibstat too: they are
+kept with ``link_layer == "Ethernet"`` and carry no LID and no subnet manager, so the diagnoser leaves them out of
+every InfiniBand rule. perfquery counters have the bit widths of the IBA PortCounters attribute (``COUNTER_BITS``):
+a value at the maximum means "at least that many" (saturated), a value above it cannot come from a real port.
 
 The shipped samples in ``helpers/network/data/ib/`` were written for the book in these tools' formats (infiniband-diags,
 rdma-core, ibdiagnet2); :func:`load_sample` reads one scenario, :func:`capture_live` runs whichever tools exist.
@@ -17,10 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "ib"
-TOOLS = ("ibstat", "ibstatus", "ibv_devinfo", "perfquery", "ibdiagnet")
+TOOLS = ("ibstat", "ibstatus", "ibv_devinfo", "perfquery", "ibdiagnet", "iblinkinfo", "sminfo")
 # Nominal per-lane signalling rate of each InfiniBand generation in Gb/s (InfiniBand Trade Association roadmap,
 # https://www.infinibandta.org/infiniband-roadmap/). A standard port bundles 4 lanes ("4X"): 4X NDR = 400 Gb/s.
 LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
+# Width of each PortCounters error/traffic counter (InfiniBand Architecture Specification vol. 1, PortCounters
+# attribute; infiniband-diags' perfquery prints them as read). 8-bit counters saturate at 255, 4-bit ones at 15.
+COUNTER_BITS = {"SymbolErrorCounter": 16, "LinkErrorRecoveryCounter": 8, "LinkDownedCounter": 8, "PortRcvErrors": 16,
+                "PortRcvRemotePhysicalErrors": 16, "PortRcvSwitchRelayErrors": 16, "PortXmitDiscards": 16,
+                "PortXmitConstraintErrors": 8, "PortRcvConstraintErrors": 8, "LocalLinkIntegrityErrors": 4,
+                "ExcessiveBufferOverrunErrors": 4, "VL15Dropped": 16}
+# Per-lane signalling rate that iblinkinfo prints (Gb/s) -> generation.
+LANE_SIGNAL = {2.5: "SDR", 5.0: "DDR", 10.0: "QDR", 14.0625: "FDR", 25.78125: "EDR", 53.125: "HDR", 106.25: "NDR",
+               212.5: "XDR"}
 _PREFIX = re.compile(r"^([A-Za-z0-9_.-]+): ?(.*)$")
 
 
@@ -54,6 +69,10 @@ class Counters:
     def get(self, name: str) -> int:
         return int(self.values.get(name, 0))
 
+    def saturated(self) -> list[str]:
+        """Counters at their maximum (2^bits - 1): the true count is at least that."""
+        return [k for k, b in COUNTER_BITS.items() if self.get(k) == 2 ** b - 1]
+
 
 @dataclass(frozen=True)
 class Diagnet:
@@ -71,6 +90,14 @@ class Diagnet:
 def _split_hosts(text: str, default_host: str = "localhost") -> dict[str, list[str]]:
     """Group lines by their ``host: `` prefix (pdsh); unprefixed text belongs to ``default_host``."""
     groups: dict[str, list[str]] = {}
+    if re.search(r"^-{3,} ?[^-\s]\S*? ?-{3,}\s*$", text, re.M):      # cexec/clush style "--------- n01---------"
+        host = default_host
+        for ln in text.splitlines():
+            if (m := re.match(r"^-{3,} ?([^-\s]\S*?) ?-{3,}\s*$", ln)):
+                host = m.group(1)
+            elif not ln.startswith("*"):
+                groups.setdefault(host, []).append(ln)
+        return groups
     lines = [ln for ln in text.splitlines() if not ln.startswith("#") or ln.startswith("# Port")]
     prefixed = sum(bool(_PREFIX.match(ln)) for ln in lines)
     use_prefix = bool(lines) and prefixed >= 0.9 * len([ln for ln in lines if ln.strip()])
@@ -88,14 +115,30 @@ def _kv(line: str) -> tuple[str, str] | None:
     return k.strip(), v.strip()
 
 
-def parse_ibstat(text: str) -> list[PortStatus]:
+_TOOL_ERR = re.compile(r"^\s*(ibpanic|ibwarn|iberror|iberror|[\w-]+: iberror)\b.*", re.I)
+
+
+def _seen(text: str) -> str:
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return f"saw {len(text.splitlines())} lines, the first {first[:60]!r}" if first else "the text is empty"
+
+
+def parse_ibstat(text: str, notes: list | None = None) -> list[PortStatus]:
+    """Ports of ``ibstat``; ``notes`` (a list) collects what was cut off or reported as an error on the way."""
+    notes = [] if notes is None else notes
     out = []
     for host, lines in _split_hosts(text).items():
         ca, info, port = None, {}, None
         for ln in lines + ["CA '__end__'"]:
+            if _TOOL_ERR.match(ln):
+                notes.append(f"ibstat on {host}: {ln.strip()[:120]}")
+                continue
             m = re.match(r"\s*CA '([^']+)'", ln)
             pm = re.match(r"\s*Port (\d+):\s*$", ln)
             if (m or pm) and port is not None:
+                if "Link layer" not in info:
+                    notes.append(f"ibstat on {host}: {ca} port {port} is cut off after "
+                                 f"{list(info)[-1] if info else 'its header'} (partial output)")
                 out.append(_port(host, ca, port, info))
                 port = None
             if m:
@@ -105,19 +148,30 @@ def parse_ibstat(text: str) -> list[PortStatus]:
             elif (kv := _kv(ln)) and ca:
                 info[kv[0]] = kv[1]
     if not out:
-        raise ValueError("ibstat: no \"CA '…'\" / \"Port N:\" blocks found; is this ibstat output?")
+        raise ValueError(f"ibstat: no \"CA '…'\" / \"Port N:\" blocks found ({_seen(text)}); is this ibstat output?")
     return out
 
 
 def _port(host, ca, port, info) -> PortStatus:
-    num = lambda k: int(info.get(k, "0") or 0, 0)  # noqa: E731  (decimal or 0x… hex)
+    def num(k):
+        v = (info.get(k) or "0").strip()
+        return int(v, 0) if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", v) else 0
     return PortStatus(host, ca, port, info.get("CA type", ""), info.get("Firmware version", ""),
-                      info.get("State", ""), info.get("Physical state", ""), float(info.get("Rate", 0) or 0),
+                      info.get("State", ""), info.get("Physical state", ""), _f(info.get("Rate", "")),
                       num("Base lid"), num("SM lid"), info.get("Port GUID", ""), info.get("Link layer", ""))
 
 
+def _f(v: str) -> float:
+    m = re.match(r"\s*([\d.]+)", v or "")
+    return float(m.group(1)) if m else 0.0
+
+
+_STATE = {"ACTIVE": "Active", "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed", "PORT_ACTIVE": "Active",
+          "PORT_DOWN": "Down", "PORT_INIT": "Initializing", "PORT_ARMED": "Armed"}
+
+
 def parse_ibstatus(text: str) -> list[dict]:
-    """[{host, ca, port, state, physical_state, rate_Gbps, width, speed, base_lid, sm_lid}]"""
+    """[{host, ca, port, state, physical_state, rate_Gbps, width, speed, base_lid, sm_lid, link_layer}]"""
     out = []
     for host, lines in _split_hosts(text).items():
         cur = None
@@ -133,16 +187,19 @@ def parse_ibstatus(text: str) -> list[dict]:
                     if r:
                         cur.update(rate_Gbps=float(r.group(1)), width=r.group(2), speed=r.group(3))
                 elif k in ("state", "phys state"):
-                    cur["state" if k == "state" else "physical_state"] = v.split(":", 1)[-1].strip()
+                    s = v.split(":", 1)[-1].strip()
+                    cur["state" if k == "state" else "physical_state"] = _STATE.get(s.upper(), s)
                 elif k in ("base lid", "sm lid"):
                     cur[k.replace(" ", "_")] = int(v, 16)
+                elif k == "link_layer":
+                    cur["link_layer"] = v
     if not out:
-        raise ValueError("ibstatus: no \"Infiniband device '…' port N status:\" lines found")
+        raise ValueError(f"ibstatus: no \"Infiniband device '…' port N status:\" lines found ({_seen(text)})")
     return out
 
 
 def parse_ibv_devinfo(text: str) -> list[dict]:
-    """[{host, ca, port, fw_ver, vendor_part_id, state, active_mtu, max_mtu, link_layer}]"""
+    """[{host, ca, port, fw_ver, vendor_part_id, state, active_mtu, max_mtu, link_layer, sm_lid, port_lid}]"""
     out = []
     for host, lines in _split_hosts(text).items():
         dev = {}
@@ -157,20 +214,24 @@ def parse_ibv_devinfo(text: str) -> list[dict]:
                 out.append({**dev, "port": int(v)})
             elif k in ("fw_ver", "vendor_part_id") and dev:
                 dev[k] = v
-            elif out and out[-1]["ca"] == dev.get("ca") and k in ("state", "active_mtu", "max_mtu", "link_layer"):
-                out[-1][k] = int(v.split()[0]) if k.endswith("mtu") else v
+            elif out and out[-1]["ca"] == dev.get("ca") and k in ("state", "active_mtu", "max_mtu", "link_layer",
+                                                                  "sm_lid", "port_lid"):
+                out[-1][k] = (int(v.split()[0]) if k.endswith(("mtu", "lid")) else
+                              _STATE.get(v.split()[0], v) if k == "state" else v)
     if not out:
-        raise ValueError("ibv_devinfo: no \"hca_id:\" / \"port:\" entries found")
+        raise ValueError(f"ibv_devinfo: no \"hca_id:\" / \"port:\" entries found ({_seen(text)})")
     return out
 
 
-def parse_perfquery(text: str) -> list[Counters]:
+def parse_perfquery(text: str, notes: list | None = None) -> list[Counters]:
     """Blocks of counters; a query that failed (``$ perfquery LID PORT`` then an ibwarn/iberror line) becomes
-    ``Counters(lid, port, {"unreachable": 1})`` — the node did not answer."""
+    ``Counters(lid, port, {"unreachable": 1})`` — the node did not answer. A block printed without its
+    ``# Port counters: Lid N port M`` header takes LID and port from the command line before it."""
+    notes = [] if notes is None else notes
     out, cur, asked = [], None, None
     for ln in text.splitlines():
         m = re.match(r"#\s*Port (?:extended )?counters: Lid (\d+) port (\d+)", ln)
-        if (q := re.match(r"\$\s*perfquery\s+(?:-\w+\s+)*(\d+)\s+(\d+)", ln)):
+        if (q := re.search(r"\bperfquery\s+(?:-\w+\s+)*(\d+)\s+(\d+)\s*$", ln)) and not ln.startswith("#"):
             asked, cur = (int(q.group(1)), int(q.group(2))), None
         elif asked and re.match(r"(ibwarn|perfquery: iberror)", ln) and "failed" in ln:
             if not (out and (out[-1].lid, out[-1].port) == asked):
@@ -178,15 +239,34 @@ def parse_perfquery(text: str) -> list[Counters]:
         if m:
             cur = Counters(int(m.group(1)), int(m.group(2)), {})
             out.append(cur)
-        elif cur is not None and (c := re.match(r"(\w+):\.+(\S+)$", ln.strip())):
+        elif (c := re.match(r"(\w+):\.+(\S+)$", ln.strip())):
+            if cur is None:
+                if asked is None:
+                    continue
+                cur = Counters(*asked, {})
+                out.append(cur)
+                notes.append(f"perfquery block without its '# Port counters' header: lid {asked[0]} port "
+                             f"{asked[1]} taken from the command line")
             v = c.group(2)
-            cur.values[c.group(1)] = int(v, 16) if v.startswith("0x") else int(v)
+            val = int(v, 16) if v.startswith("0x") else int(v) if v.isdigit() else None
+            if val is None:
+                continue
+            name = c.group(1)
+            if name in COUNTER_BITS and val > 2 ** COUNTER_BITS[name] - 1:
+                raise ValueError(f"perfquery lid {cur.lid} port {cur.port}: {name} = {val}, but it is a "
+                                 f"{COUNTER_BITS[name]}-bit counter (max {2 ** COUNTER_BITS[name] - 1}); "
+                                 "this is not what a port reports — check the text")
+            cur.values[name] = val
     if not out and "perfquery" not in text:
-        raise ValueError("perfquery: no \"# Port counters: Lid N port M\" blocks found")
+        raise ValueError(f"perfquery: no \"# Port counters: Lid N port M\" blocks found ({_seen(text)})")
     return out
 
 
 def parse_ibdiagnet(text: str) -> Diagnet:
+    """ibdiagnet 2.x stdout. The older ibutils ibdiagnet 1.x (``Loading IBDIAGNET from …``) is refused by name."""
+    if re.search(r"Loading IBDIAGNET from:.*ibdiagnet1|^-I-{3,}\s*$", text, re.M):
+        raise ValueError("ibdiagnet: this is ibdiagnet 1.x (ibutils) output; the book reads ibdiagnet 2.x "
+                         "(ibutils2 / DOCA, 'Load Plugins from:' … '-I- Stages Warnings Errors'); run ibdiagnet2")
     messages: dict = {}
     summary, counts, sms = {}, {}, []
     stage, sep = None, False
@@ -217,8 +297,77 @@ def parse_ibdiagnet(text: str) -> Diagnet:
         elif m and (d := re.search(r"(\d+) nodes \((\d+) Switches & (\d+) CA-s\) discovered", s)):
             summary.setdefault("Total Nodes", int(d.group(1)))
     if not messages and not summary:
-        raise ValueError("ibdiagnet: no stage headers or fabric summary found")
+        raise ValueError(f"ibdiagnet: no stage headers or fabric summary found ({_seen(text)})")
     return Diagnet(messages, summary, counts, tuple(sms))
+
+
+@dataclass(frozen=True)
+class Link:
+    """One line of ``iblinkinfo``: a port and what it is cabled to."""
+    node: str                 # the CA/switch the line belongs to ("CA: …:" / "Switch: …:" header, or -l's name)
+    lid: int | None
+    port: int
+    width: str                # "4X" … ("" when the port is down)
+    lane_Gbps: float          # per-lane signalling rate as printed (25.78125 = EDR)
+    state: str                # Active / Down / Initialize / Armed
+    physical_state: str       # LinkUp / Polling / Disabled …
+    peer_lid: int | None
+    peer_port: int | None
+    peer: str
+
+    @property
+    def speed(self) -> str:
+        return LANE_SIGNAL.get(self.lane_Gbps, "")
+
+    @property
+    def rate_Gbps(self) -> float:
+        """Nominal data rate of the link: lanes × the generation's lane rate (4X EDR = 100)."""
+        lanes = int(self.width.rstrip("X")) if self.width[:-1].isdigit() else 0
+        return lanes * LANE_GBPS.get(self.speed, 0)
+
+
+_LINK = re.compile(r"^\s*(?:(0x[0-9a-f]+)\s+)?(?:\"([^\"]*)\"\s+)?(\d+)?\s+(\d+)\[[^\]]*\]\s*==\(\s*(?:(\d+X)\s+([\d.]+)"
+                   r"\s*Gbps\s+)?(\w+)/\s*(\w+)\s*\)==>\s*(?:(0x[0-9a-f]+)\s+)?(\d+)?\s*(\d+)?\[[^\]]*\]\s*\"([^\"]*)\"")
+
+
+def parse_iblinkinfo(text: str) -> list[Link]:
+    out, node = [], ""
+    for ln in text.splitlines():
+        if (h := re.match(r"^\s*(?:CA|Switch):\s*(?:0x[0-9a-f]+\s+)?(.+?):\s*$", ln)):
+            node = h.group(1).strip()
+            continue
+        m = _LINK.match(ln)
+        if m:
+            g = m.groups()
+            out.append(Link(g[1].strip() if g[1] else node, int(g[2]) if g[2] else None, int(g[3]), g[4] or "",
+                            float(g[5]) if g[5] else 0.0, g[6], g[7], int(g[9]) if g[9] else None,
+                            int(g[10]) if g[10] else None, g[11]))
+    if not out:
+        raise ValueError(f"iblinkinfo: no \"LID PORT[ ] ==( 4X … Gbps Active/ LinkUp)==> …\" lines found ({_seen(text)})")
+    return out
+
+
+@dataclass(frozen=True)
+class SMInfo:
+    host: str
+    sm_lid: int
+    sm_guid: str
+    activity: int
+    priority: int
+    state: str                # SMINFO_MASTER / SMINFO_STANDBY / SMINFO_DISCOVER / SMINFO_NOTACT
+
+
+def parse_sminfo(text: str) -> list[SMInfo]:
+    """``sminfo`` (one line per queried SM, pdsh prefixes allowed)."""
+    out = []
+    for host, lines in _split_hosts(text).items():
+        joined = " ".join(lines)          # some logs wrap the line after "priority N"
+        for m in re.finditer(r"sminfo:\s+sm lid (\d+)\s+sm guid (0x[0-9a-fA-F]+),\s+activity count (\d+)\s+"
+                             r"priority (\d+)\s+state \d+\s+(SMINFO_\w+)", joined):
+            out.append(SMInfo(host, int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), m.group(5)))
+    if not out:
+        raise ValueError(f"sminfo: no \"sminfo: sm lid N sm guid …, activity count … state N SMINFO_…\" line ({_seen(text)})")
+    return out
 
 
 @dataclass
@@ -229,30 +378,45 @@ class Snapshot:
     counters: list = field(default_factory=list)        # Counters
     diagnet: Diagnet | None = None
     tools: tuple = ()
+    links: list = field(default_factory=list)           # Link (iblinkinfo)
+    sms: list = field(default_factory=list)             # SMInfo (sminfo)
+    notes: list = field(default_factory=list)           # partial output, tool errors met while parsing
+
+    @property
+    def ib_ports(self) -> list:
+        """The InfiniBand ports (Ethernet/RoCE ports of the same adapters left out)."""
+        return [p for p in self.ports if p.link_layer != "Ethernet"]
 
 
 def snapshot(texts: dict[str, str], source: str) -> Snapshot:
-    """Parse {tool: text} and merge the per-port views (ibstatus adds width/speed, ibv_devinfo the MTU)."""
+    """Parse {tool: text} and merge the per-port views (ibstatus adds width/speed/state, ibv_devinfo the MTU)."""
+    import dataclasses
+
     unknown = set(texts) - set(TOOLS)
     if unknown:
         raise ValueError(f"unknown tool(s) {sorted(unknown)}: supported are {TOOLS}")
-    ports = {(p.host, p.ca, p.port): p for p in parse_ibstat(texts["ibstat"])} if "ibstat" in texts else {}
+    notes: list = []
+    ports = ({(p.host, p.ca, p.port): p for p in parse_ibstat(texts["ibstat"], notes)} if "ibstat" in texts else {})
     extra = {}
     for rec in parse_ibstatus(texts["ibstatus"]) if "ibstatus" in texts else []:
         extra.setdefault((rec["host"], rec["ca"], rec["port"]), {}).update(
-            width=rec.get("width", ""), speed=rec.get("speed", ""), rate_Gbps=rec.get("rate_Gbps", 0.0))
+            width=rec.get("width", ""), speed=rec.get("speed", ""), rate_Gbps=rec.get("rate_Gbps", 0.0),
+            state=rec.get("state", ""), physical_state=rec.get("physical_state", ""),
+            link_layer=rec.get("link_layer", ""), base_lid=rec.get("base_lid", 0), sm_lid=rec.get("sm_lid", 0))
     for rec in parse_ibv_devinfo(texts["ibv_devinfo"]) if "ibv_devinfo" in texts else []:
         extra.setdefault((rec["host"], rec["ca"], rec["port"]), {}).update(
-            active_mtu=rec.get("active_mtu", 0), firmware=rec.get("fw_ver", ""))
-    import dataclasses
-
+            active_mtu=rec.get("active_mtu", 0), firmware=rec.get("fw_ver", ""),
+            **{k: rec[k] for k in ("state", "link_layer") if rec.get(k)})
     for key, upd in extra.items():
         base = ports.get(key) or PortStatus(*key)
+        keep = ("rate_Gbps", "firmware", "state", "physical_state", "link_layer", "base_lid", "sm_lid")
         ports[key] = dataclasses.replace(base, **{k: v for k, v in upd.items() if v and not (
-            k in ("rate_Gbps", "firmware") and getattr(base, k))})
-    return Snapshot(source, list(ports.values()),
-                    parse_perfquery(texts["perfquery"]) if "perfquery" in texts else [],
-                    parse_ibdiagnet(texts["ibdiagnet"]) if "ibdiagnet" in texts else None, tuple(sorted(texts)))
+            k in keep and getattr(base, k))})
+    counters = parse_perfquery(texts["perfquery"], notes) if "perfquery" in texts else []
+    return Snapshot(source, list(ports.values()), counters,
+                    parse_ibdiagnet(texts["ibdiagnet"]) if "ibdiagnet" in texts else None, tuple(sorted(texts)),
+                    parse_iblinkinfo(texts["iblinkinfo"]) if "iblinkinfo" in texts else [],
+                    parse_sminfo(texts["sminfo"]) if "sminfo" in texts else [], notes)
 
 
 def scenarios() -> list[str]:
@@ -281,10 +445,11 @@ def capture_live(timeout_s: float = 60.0) -> tuple[Snapshot | None, str]:
 
     ibdiagnet sweeps the whole fabric and needs root; perfquery without arguments reads the local port."""
     cmds = {"ibstat": ["ibstat"], "ibstatus": ["ibstatus"], "ibv_devinfo": ["ibv_devinfo"],
-            "perfquery": ["perfquery"], "ibdiagnet": ["ibdiagnet"]}
+            "perfquery": ["perfquery"], "ibdiagnet": ["ibdiagnet"], "iblinkinfo": ["iblinkinfo"],
+            "sminfo": ["sminfo"]}
     found = {t: c for t, c in cmds.items() if shutil.which(c[0])}
     if not found:
-        return None, ("no InfiniBand tools on PATH (ibstat, ibstatus, ibv_devinfo, perfquery, ibdiagnet: "
+        return None, ("no InfiniBand tools on PATH (ibstat, ibstatus, ibv_devinfo, perfquery, ibdiagnet, iblinkinfo, sminfo: "
                       "packages infiniband-diags, rdma-core/ibverbs-utils, ibdiagnet from DOCA/MLNX_OFED)")
     texts, notes = {}, []
     for tool, cmd in found.items():

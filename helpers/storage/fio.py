@@ -14,6 +14,7 @@ Percentiles are fio's completion latency (clat), which for a synchronous engine 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -55,28 +56,136 @@ def command(filename: str | Path, pattern: str, block_bytes: int, *, direct: boo
     return cmd
 
 
+def loads(text: str) -> dict:
+    """fio's JSON document out of ``text`` — also when fio printed its job line and "Starting N process" before it
+    (``--output-format=json`` with stderr merged, as logs and issue threads show it)."""
+    i = text.find("\n{")
+    i = 0 if text.lstrip().startswith("{") else (i + 1 if i >= 0 else -1)
+    if i < 0:
+        raise ValueError(f"not fio JSON: no line starting with '{{' in {len(text)} characters "
+                         "(for fio's normal text output use fio.parse_text)")
+    return json.JSONDecoder().raw_decode(text[i:].lstrip())[0]
+
+
+def _job(doc: dict, job: int | str):
+    jobs = doc.get("jobs") or []
+    if isinstance(job, str):
+        named = [j for j in jobs if j.get("jobname") == job]
+        if not named:
+            raise ValueError(f"no fio job named {job!r}; the document has {[j.get('jobname') for j in jobs]}")
+        return named[0]
+    if not -len(jobs) <= job < len(jobs):
+        raise ValueError(f"not a fio JSON result with job {job}: it has {len(jobs)} jobs")
+    return jobs[job]
+
+
 def parse(doc: dict, pattern: str, block_bytes: int, *, direct: bool, threads: int, fsync: bool = False,
-          cache: str = "cold", ioengine: str = "psync") -> IOResult:
-    """One IOResult from fio's ``--output-format=json`` document (group_reporting: one job entry)."""
+          cache: str = "cold", ioengine: str = "psync", job: int | str = 0) -> IOResult:
+    """One IOResult from fio's ``--output-format=json`` document: fio 3.x (``clat_ns``/``lat_ns``, bytes) and fio 2.x
+    (``clat``/``lat`` in µs, ``io_bytes`` and ``bw`` in KiB). Percentiles are the completion latency's (clat); a run
+    with ``lat_percentiles=1`` (and clat percentiles off) reports them for the total latency, which is used then."""
     try:
-        job = doc["jobs"][0]
-        side = job["read" if pattern.endswith("read") else "write"]
-        clat = side["clat_ns"]
-        pct = clat["percentile"]
-        ops, runtime_ms = int(side["total_ios"]), float(side["runtime"])
+        j = _job(doc, job)
+        side = j["read" if pattern.endswith("read") else "write"]
+        if "clat_ns" in side:
+            clat, lat, scale = side["clat_ns"], side.get("lat_ns", {}), 1e3
+            io_bytes, bw_Bps = int(side["io_bytes"]), float(side["bw_bytes"])
+        else:                                                   # fio 2.x: microseconds and KiB
+            clat, lat, scale = side["clat"], side.get("lat", {}), 1.0
+            io_bytes, bw_Bps = int(side["io_bytes"]) * 1024, float(side["bw"]) * 1024
+        pct = clat.get("percentile") or lat.get("percentile")
+        if not pct:
+            raise KeyError("percentile (run fio with clat_percentiles=1 or lat_percentiles=1)")
+        runtime_ms = float(side["runtime"])
+        ops = int(side["total_ios"]) if "total_ios" in side else round(io_bytes / block_bytes)
     except (KeyError, IndexError, TypeError) as e:
         raise ValueError(f"not a fio JSON result with a {pattern} job: missing {e}") from None
-    if job.get("error"):
-        raise RuntimeError(f"fio reported error {job['error']} for {pattern}")
+    if j.get("error"):
+        raise RuntimeError(f"fio reported error {j['error']} for {pattern}")
     if ops == 0 or runtime_ms <= 0:
         raise RuntimeError(f"fio completed no {pattern} IO (runtime {runtime_ms} ms)")
-    us = lambda key: float(pct[key]) / 1e3  # noqa: E731
+    us = lambda key: float(pct[key]) / scale  # noqa: E731
     reading = pattern.endswith("read")
     return IOResult(f"fio/{ioengine}", pattern, block_bytes, direct, threads, fsync,
-                    cache if reading and not direct else "n/a", ops, int(side["io_bytes"]), runtime_ms / 1e3,
-                    round(float(side["bw_bytes"]) / 1e6, 2), round(float(side["iops"]), 1),
-                    round(float(side["lat_ns"]["mean"]) / 1e3, 2), round(us("50.000000"), 2),
+                    cache if reading and not direct else "n/a", ops, io_bytes, runtime_ms / 1e3,
+                    round(bw_Bps / 1e6, 2), round(float(side["iops"]), 1),
+                    round(float((lat or clat)["mean"]) / scale, 2), round(us("50.000000"), 2),
                     round(us("90.000000"), 2), round(us("99.000000"), 2), round(us("99.900000"), 2))
+
+
+@dataclass(frozen=True)
+class TextResult:
+    """One direction of one job group in fio's normal (text) output."""
+    jobname: str
+    jobs: int
+    rw: str                   # "read" | "write" | "trim"
+    iops: float
+    bw_Bps: float             # bytes per second
+    io_bytes: float
+    runtime_ms: float
+    clat_mean_us: float | None
+    lat_mean_us: float | None
+    percentiles_us: dict      # {50.0: µs, 99.0: µs, …} of the block that follows (clat, or lat with lat_percentiles)
+    percentile_of: str        # "clat" | "lat" | ""
+    fio_version: str
+
+
+_UNIT = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 2**20, "MB": 2**20, "MIB": 2**20, "G": 2**30,
+         "GB": 2**30, "GIB": 2**30, "T": 2**40, "TIB": 2**40}   # fio 2.x's "KB" is KiB; fio 3 prints KiB/MiB
+_TIME_US = {"nsec": 1e-3, "usec": 1.0, "msec": 1e3, "sec": 1e6}
+
+
+def _size(num: str, unit: str) -> float:
+    return float(num) * _UNIT[unit.upper().removesuffix("/S")]
+
+
+def _si(v: str) -> float:
+    m = re.match(r"([\d.]+)([kKMG]?)", v)
+    return float(m.group(1)) * {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)]
+
+
+def parse_text(text: str) -> list[TextResult]:
+    """fio's default output (fio 2.x ``read : io=…, bw=…KB/s, iops=…`` and fio 3.x ``read: IOPS=…, BW=…``), also with
+    a log prefix before every line. One TextResult per job group and direction."""
+    ver = (re.search(r"\bfio-(\d[\w.-]*)", text) or re.search(r"\bfio (\d[\w.-]*)", text))
+    out, name, jobs, cur, pct_unit, pct_of = [], "?", 1, None, None, ""
+    for ln in text.splitlines():
+        if (m := re.search(r"(\S+): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)", ln)):
+            name, jobs, cur, pct_unit = m.group(1), int(m.group(2)), None, None
+            continue
+        m3 = re.search(r"\b(read|write|trim)\s*: IOPS=([\d.]+[kKM]?), BW=([\d.]+)([KMGT]?i?B)/s.*?\(([\d.]+)([KMGT]?i?B)/"
+                       r"(\d+)msec\)", ln)
+        m2 = re.search(r"\b(read|write|trim)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMGT]?B)/s, iops=(\d+), "
+                       r"runt=\s*(\d+)msec", ln)
+        if m3 or m2:
+            if m3:
+                rw, iops, bw, io, rt = (m3.group(1), _si(m3.group(2)), _size(m3.group(3), m3.group(4)),
+                                        _size(m3.group(5), m3.group(6)), float(m3.group(7)))
+            else:
+                rw, iops, bw, io, rt = (m2.group(1), float(m2.group(6)), _size(m2.group(4), m2.group(5)),
+                                        _size(m2.group(2), m2.group(3)), float(m2.group(7)))
+            cur = dict(jobname=name, jobs=jobs, rw=rw, iops=iops, bw_Bps=bw, io_bytes=io, runtime_ms=rt,
+                       clat_mean_us=None, lat_mean_us=None, percentiles_us={}, percentile_of="",
+                       fio_version=ver.group(1) if ver else "?")
+            out.append(cur)
+            pct_unit = None
+            continue
+        if cur is None:
+            continue
+        if (m := re.search(r"\b(clat|lat) \((nsec|usec|msec)\): min=[^,]+, max=[^,]+, avg=\s*([\d.]+)", ln)):
+            cur[f"{m.group(1)}_mean_us"] = float(m.group(3)) * _TIME_US[m.group(2)]
+        elif (m := re.search(r"\b(clat|lat) percentiles \((nsec|usec|msec)\):", ln)):
+            pct_unit, pct_of = _TIME_US[m.group(2)], m.group(1)
+            cur["percentile_of"] = pct_of
+        elif pct_unit and "|" in ln and "th=[" in ln:
+            for p, v in re.findall(r"([\d.]+)th=\[\s*(\d+)\]", ln):
+                cur["percentiles_us"][float(p)] = float(v) * pct_unit
+        elif pct_unit and "th=[" not in ln:
+            pct_unit = None
+    if not out:
+        raise ValueError("fio text: no \"read: IOPS=…\" (fio 3) or \"read : io=…\" (fio 2) line found"
+                         + (f" in the output of fio-{ver.group(1)}" if ver else "; is this fio's output?"))
+    return [TextResult(**r) for r in out]
 
 
 def run(filename: str | Path, pattern: str, block_bytes: int, *, direct: bool, threads: int = 1,
@@ -101,7 +210,7 @@ def run(filename: str | Path, pattern: str, block_bytes: int, *, direct: bool, t
     if p.returncode != 0 or not text:
         msg = (p.stderr.strip() or p.stdout.strip()).splitlines()
         raise RuntimeError(f"fio failed (exit {p.returncode}): {msg[-1] if msg else 'no output'}")
-    return parse(json.loads(text), pattern, block_bytes, direct=direct, threads=threads * iodepth,
+    return parse(loads(text), pattern, block_bytes, direct=direct, threads=threads * iodepth,
                  fsync=fsync, cache=cache, ioengine=ioengine)
 
 
