@@ -1,0 +1,232 @@
+"""MIG (Multi-Instance GPU) profiles as data, and a planner that packs tenants' requests into valid placements
+(chapter 05, "Partitioning one GPU").
+
+A MIG-capable GPU has 8 memory slices and 7 compute slices. A GPU instance of a profile occupies ``memory`` slices
+starting at one of the profile's allowed ``starts`` (what ``nvidia-smi mig -lgipp`` prints as ``{0,2,4}:2``) and
+``compute`` of the 7 compute slices. A set of instances is valid when no two overlap on the memory axis, the compute
+slices add up to at most 7, and no profile exceeds its instance limit (``1g.*+me``: one). Profiles come from
+``helpers/ops/data/mig_profiles.yaml`` (NVIDIA's MIG user guide); the planner is checked against the configurations
+NVIDIA ships in mig-parted (``tests/data/real/nvidia-smi-mig/``).
+
+    from helpers.ops import mig
+    mig.place("H200-141GB", ["3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"])   # → [Instance(...), ...] or None
+    mig.pack("H200-141GB", ["3g.71gb"] * 3 + ["1g.35gb"] * 2)               # → Plan on the fewest GPUs
+    python -m helpers mig --gpu H200-141GB --request 3g.71gb,3g.71gb,1g.18gb
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+DATA = Path(__file__).parent / "data" / "mig_profiles.yaml"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    id: int
+    compute: int          # compute slices of 7
+    memory: int           # memory slices of 8
+    max: int              # instance limit on one GPU
+    starts: tuple[int, ...]
+    sms: int | None
+    memory_GB: float      # nominal: the GPU's nominal memory × memory / 8 (what the profile name rounds)
+
+
+@dataclass(frozen=True)
+class Instance:
+    profile: str
+    start: int            # first memory slice
+    memory: int
+    compute: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    gpu: str
+    gpus: tuple[tuple[Instance, ...], ...]     # the instances on each GPU used
+    unplaced: tuple[str, ...]
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpus)
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    return yaml.safe_load(DATA.read_text(encoding="utf-8"))
+
+
+def gpu_types() -> list[str]:
+    return list(_data()["gpus"])
+
+
+def profiles(gpu: str) -> dict[str, Profile]:
+    """The MIG profiles of ``gpu`` (a key of mig_profiles.yaml), by name."""
+    gpus = _data()["gpus"]
+    if gpu not in gpus:
+        raise ValueError(f"no MIG profiles for GPU {gpu!r}; known: {', '.join(gpus)}")
+    row = gpus[gpu]
+    return {p["name"]: Profile(p["name"], p["id"], p["compute"], p["memory"], p["max"], tuple(p["starts"]),
+                               p["sms"], row["memory_GB"] * p["memory"] / _data()["memory_slices"])
+            for p in row["profiles"]}
+
+
+def _profile(gpu: str, name: str) -> Profile:
+    ps = profiles(gpu)
+    if name not in ps:
+        raise ValueError(f"{name!r} is not a MIG profile of {gpu}; give one of {', '.join(ps)}")
+    return ps[name]
+
+
+def is_valid(gpu: str, instances: list[Instance]) -> tuple[bool, str]:
+    """Whether a set of placed instances can coexist on one GPU, and why not."""
+    used = [False] * _data()["memory_slices"]
+    ps = profiles(gpu)
+    for inst in instances:
+        p = ps[inst.profile]
+        if inst.start not in p.starts:
+            return False, f"{inst.profile} cannot start at memory slice {inst.start} (allowed {set(p.starts)})"
+        for s in range(inst.start, inst.start + p.memory):
+            if used[s]:
+                return False, f"{inst.profile} at slice {inst.start} overlaps memory slice {s}"
+            used[s] = True
+    compute = sum(ps[i.profile].compute for i in instances)
+    if compute > _data()["compute_slices"]:
+        return False, f"{compute} compute slices > {_data()['compute_slices']}"
+    for name, n in Counter(i.profile for i in instances).items():
+        if n > ps[name].max:
+            return False, f"{n} × {name} > its limit of {ps[name].max}"
+    return True, "ok"
+
+
+def place(gpu: str, requests: list[str], existing: tuple[Instance, ...] = ()) -> list[Instance] | None:
+    """Placements for every profile in ``requests`` on one GPU beside ``existing``, or None if they cannot fit.
+
+    Exhaustive search (largest profile first, every allowed start): at most 7 instances, so it is instant.
+    """
+    ps = {name: _profile(gpu, name) for name in requests}
+    order = sorted(requests, key=lambda n: (-ps[n].memory, -ps[n].compute, n))
+
+    def go(i: int, placed: list[Instance]) -> list[Instance] | None:
+        if i == len(order):
+            return placed
+        p = ps[order[i]]
+        for start in p.starts:
+            cand = placed + [Instance(p.name, start, p.memory, p.compute)]
+            if is_valid(gpu, cand)[0]:
+                found = go(i + 1, cand)
+                if found is not None:
+                    return found
+        return None
+
+    found = go(0, list(existing))
+    return None if found is None else found[len(existing):]
+
+
+def fits(gpu: str, counts: dict[str, int]) -> bool:
+    """Whether ``{"1g.10gb": 2, "3g.40gb": 1}`` (mig-parted's ``mig-devices`` form) fits on one GPU."""
+    return place(gpu, [n for n, c in counts.items() for _ in range(c)]) is not None
+
+
+def pack(gpu: str, requests: list[str], max_gpus: int = 64) -> Plan:
+    """Pack requests onto the fewest GPUs: first fit decreasing, each GPU checked exactly by :func:`place`."""
+    ps = {name: _profile(gpu, name) for name in requests}
+    order = sorted(requests, key=lambda n: (-ps[n].compute, -ps[n].memory, n))
+    boards: list[list[Instance]] = []
+    unplaced = []
+    for name in order:
+        for board in boards:
+            new = place(gpu, [name], tuple(board))
+            if new is not None:
+                board.extend(new)
+                break
+        else:
+            if len(boards) < max_gpus:
+                boards.append(place(gpu, [name]) or [])
+            else:
+                unplaced.append(name)
+    return Plan(gpu, tuple(tuple(sorted(b, key=lambda i: i.start)) for b in boards), tuple(unplaced))
+
+
+def smallest_profile(gpu: str, memory_GB: float, compute: int = 1) -> str:
+    """The smallest profile with at least ``memory_GB`` (nominal) and ``compute`` slices: what a tenant should ask for."""
+    ok = [p for p in profiles(gpu).values()
+          if p.memory_GB >= memory_GB and p.compute >= compute and "+" not in p.name]
+    if not ok:
+        raise ValueError(f"no {gpu} MIG profile has {memory_GB} GB and {compute} compute slices; "
+                         "the whole GPU (7g) is the largest")
+    return min(ok, key=lambda p: (p.compute, p.memory, p.name)).name
+
+
+def maximal_configs(gpu: str) -> list[dict[str, int]]:
+    """Every maximal valid mix of profiles (no further instance fits), without the +me variants.
+
+    Counts are bounded by each profile's limit, filtered by the slice totals, then checked by :func:`place`.
+    """
+    ps = [p for p in profiles(gpu).values() if "+" not in p.name]
+    slices_c, slices_m = _data()["compute_slices"], _data()["memory_slices"]
+    valid = set()
+    for counts in itertools.product(*(range(p.max + 1) for p in ps)):
+        if sum(c * p.compute for c, p in zip(counts, ps)) > slices_c or \
+                sum(c * p.memory for c, p in zip(counts, ps)) > slices_m or not any(counts):
+            continue
+        if place(gpu, [p.name for c, p in zip(counts, ps) for _ in range(c)]) is not None:
+            valid.add(counts)
+    maximal = [c for c in valid
+               if not any(tuple(x + (i == k) for i, x in enumerate(c)) in valid for k in range(len(ps)))]
+    return [{p.name: n for p, n in zip(ps, c) if n} for c in sorted(maximal, reverse=True)]
+
+
+# ---- nvidia-smi output --------------------------------------------------------------------------------------
+
+_LGIP = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)/(\d+)\s+([\d.]+)\s+(Yes|No)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
+_LGIPP = re.compile(r"GPU\s+(\d+)\s+Profile ID\s+(\d+)\s+Placements?\s*:\s*\{([\d,]+)\}:(\d+)")
+
+
+def parse_lgip(text: str) -> list[dict]:
+    """Rows of ``nvidia-smi mig -lgip``: gpu, name, id, free, total, memory_GiB, sms."""
+    rows = []
+    for line in text.splitlines():
+        m = _LGIP.match(line.strip())
+        if m:
+            g, name, pid, free, total, mem, _p2p, sms, _dec, _enc = m.groups()
+            rows.append({"gpu": int(g), "name": name, "id": int(pid), "free": int(free), "total": int(total),
+                         "memory_GiB": float(mem), "sms": int(sms)})
+    return rows
+
+
+def parse_lgipp(text: str) -> dict[int, tuple[tuple[int, ...], int]]:
+    """``nvidia-smi mig -lgipp``: profile id → (allowed starts, memory slices)."""
+    out = {}
+    for m in _LGIPP.finditer(text):
+        out[int(m.group(2))] = (tuple(int(s) for s in m.group(3).split(",")), int(m.group(4)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from helpers.core import cli
+
+    ap = argparse.ArgumentParser(prog="python -m helpers mig", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gpu", default="H200-141GB", choices=gpu_types())
+    ap.add_argument("--request", type=cli.csv_of(str), required=True, help="profiles, e.g. 3g.71gb,1g.18gb")
+    args = ap.parse_args(argv)
+    plan = pack(args.gpu, list(args.request))
+    for i, board in enumerate(plan.gpus):
+        print(f"GPU {i}: " + ", ".join(f"{x.profile}@{x.start}" for x in board))
+    print(f"{len(args.request)} instances on {plan.gpu_count} × {args.gpu}")
+    return 0
+
+
+if __name__ == "__main__":
+    from helpers.core import cli
+
+    sys.exit(cli.run(main))
