@@ -153,14 +153,16 @@ def parse_text(text: str) -> list[TextResult]:
         if (m := re.search(r"(\S+): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)", ln)):
             name, jobs, cur, pct_unit = m.group(1), int(m.group(2)), None, None
             continue
-        m3 = re.search(r"\b(read|write|trim)\s*: IOPS=([\d.]+[kKM]?), BW=([\d.]+)([KMGT]?i?B)/s.*?\(([\d.]+)([KMGT]?i?B)/"
-                       r"(\d+)msec\)", ln)
+        m3 = re.search(r"\b(read|write|trim)\s*: IOPS=([\d.]+[kKM]?), BW=([\d.]+)([KMGT]?i?B)/s(?: \(([\d.]+)([kMGT]?B)/s\))?"
+                       r"\(([\d.]+)([KMGT]?i?B)/(\d+)msec\)", ln)
         m2 = re.search(r"\b(read|write|trim)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMGT]?B)/s, iops=(\d+), "
                        r"runt=\s*(\d+)msec", ln)
         if m3 or m2:
-            if m3:
-                rw, iops, bw, io, rt = (m3.group(1), _si(m3.group(2)), _size(m3.group(3), m3.group(4)),
-                                        _size(m3.group(5), m3.group(6)), float(m3.group(7)))
+            if m3:     # "BW=11.0MiB/s (12.6MB/s)": the decimal figure in brackets, when printed, is the finer one
+                bw = (float(m3.group(5)) * {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[m3.group(6)]
+                      if m3.group(5) else _size(m3.group(3), m3.group(4)))
+                rw, iops, io, rt = (m3.group(1), _si(m3.group(2)), _size(m3.group(7), m3.group(8)),
+                                    float(m3.group(9)))
             else:
                 rw, iops, bw, io, rt = (m2.group(1), float(m2.group(6)), _size(m2.group(4), m2.group(5)),
                                         _size(m2.group(2), m2.group(3)), float(m2.group(7)))
