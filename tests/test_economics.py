@@ -41,7 +41,7 @@ def test_cap_sweep_has_an_optimum_below_max_clock():
     c = energymodel.PowerCurve(100.0, 90.0, 1980.0, "test")
     pts = energymodel.cap_sweep(c, range(300, 800, 50), t0_s=1.0, compute_fraction=0.8)
     best = energymodel.best_cap(pts)
-    assert best.sm_clock_MHz < 1980 and best.energy_vs_uncapped < 1 and best.time_vs_uncapped > 1
+    assert best.sm_clock_MHz < 1980 and best.energy_vs_top_cap < 1 and best.time_vs_top_cap > 1
     mem = energymodel.best_cap(energymodel.cap_sweep(c, range(300, 800, 50), 1.0, compute_fraction=0.3))
     assert mem.sm_clock_MHz <= best.sm_clock_MHz
 
@@ -52,6 +52,10 @@ def test_facility_and_carbon():
     assert p.facility_power_kW == pytest.approx(1.5 * p.it_power_kW)
     c = facility.carbon(1000, 1.2, "France")
     assert c.tCO2e == pytest.approx(1200 * 56 / 1000)
+    # LLaMA (arXiv:2302.13971, Table 15): 65B, 1,022,362 A100-hours at 400 W, PUE 1.1, 0.385 kg/kWh -> 449 MWh, 173 t
+    e = facility.run_energy_MWh(1_022_362, 400, server_overhead=1.0)
+    llama = facility.carbon(e, 1.1, "United States", gCO2_per_kWh=385)
+    assert round(llama.energy_MWh) == 450 and round(llama.tCO2e) == 173
     for sec in ("servers", "racks", "pue", "grid"):
         assert facility.table(sec)["source"].str.len().min() > 10
     with pytest.raises(ValueError, match="use one of"):

@@ -69,8 +69,8 @@ class CapPoint:
     power_W: float
     step_time_s: float
     energy_per_step_J: float
-    time_vs_uncapped: float
-    energy_vs_uncapped: float
+    time_vs_top_cap: float          # relative to the highest cap of the sweep (the GPU's default limit)
+    energy_vs_top_cap: float
 
 
 def step_time_s(t0_s: float, f0_MHz: float, f_MHz: float, compute_fraction: float) -> float:
@@ -81,17 +81,18 @@ def step_time_s(t0_s: float, f0_MHz: float, f_MHz: float, compute_fraction: floa
 
 
 def cap_sweep(curve: PowerCurve, caps_W, t0_s: float, compute_fraction: float = 0.8) -> list[CapPoint]:
-    """Energy and time per step under each power cap, relative to running at f_max (t₀ is the step time there)."""
+    """Energy and time per step under each power cap (t₀ is the step time at f_max), relative to the highest cap."""
+    caps = sorted(float(c) for c in caps_W)
+    if not caps:
+        raise ValueError("caps_W is empty: give the power limits to model, e.g. range(300, 701, 50)")
     f0 = curve.f_max_MHz
-    p0 = float(curve.power_W(f0))
-    e0 = p0 * t0_s
-    out = []
-    for cap in caps_W:
+    pts = []
+    for cap in caps:
         f = curve.clock_at_cap_MHz(cap)
         p = float(curve.power_W(f))
-        t = step_time_s(t0_s, f0, f, compute_fraction)
-        out.append(CapPoint(float(cap), f, p, t, p * t, t / t0_s, p * t / e0))
-    return out
+        pts.append((cap, f, p, step_time_s(t0_s, f0, f, compute_fraction)))
+    t_top, e_top = pts[-1][3], pts[-1][2] * pts[-1][3]
+    return [CapPoint(cap, f, p, t, p * t, t / t_top, p * t / e_top) for cap, f, p, t in pts]
 
 
 def best_cap(points: list[CapPoint]) -> CapPoint:

@@ -87,11 +87,13 @@ class Carbon:
     source: str
 
 
-def carbon(it_energy_MWh: float, pue: float, region: str) -> Carbon:
-    """Operational emissions of ``it_energy_MWh`` of IT energy in ``region``: IT energy × PUE × grid intensity."""
-    if it_energy_MWh < 0 or pue < 1:
-        raise ValueError(f"it_energy_MWh={it_energy_MWh} must be ≥ 0 and pue={pue} ≥ 1")
-    g = grid_intensity(region)
+def carbon(it_energy_MWh: float, pue: float, region: str, gCO2_per_kWh: float | None = None) -> Carbon:
+    """Operational emissions of ``it_energy_MWh`` of IT energy in ``region``: IT energy × PUE × grid intensity
+    (the table's value for the region, or ``gCO2_per_kWh`` when a study states its own)."""
+    if it_energy_MWh < 0 or pue < 1 or (gCO2_per_kWh is not None and gCO2_per_kWh < 0):
+        raise ValueError(f"it_energy_MWh={it_energy_MWh} must be ≥ 0, pue={pue} ≥ 1, gCO2_per_kWh ≥ 0")
+    g = grid_intensity(region) if gCO2_per_kWh is None else dict(region=region, gCO2_per_kWh=gCO2_per_kWh,
+                                                                  source="given by the caller")
     e = it_energy_MWh * pue
     return Carbon(e, g["region"], g["gCO2_per_kWh"], e * 1000 * g["gCO2_per_kWh"] / 1e6, g["source"])
 

@@ -158,13 +158,12 @@ def gemm_workload(dev, n: int = 8192, dtype: str = "bf16"):
     return (lambda: a @ b), 0
 
 
-def train_workload(dev, d_model: int = 1024, n_layers: int = 4, seq: int = 1024, batch: int = 8):
+def train_workload(dev, d_model: int = 1024, n_layers: int = 4, seq: int = 1024, batch: int = 8, vocab: int = 8192):
     """One step of a small transformer encoder LM (forward, backward, AdamW) on random tokens; tokens = batch·seq."""
     import torch
     import torch.nn as nn
 
     torch.manual_seed(0)
-    vocab = 8192
     layer = nn.TransformerEncoderLayer(d_model, d_model // 64, 4 * d_model, batch_first=True, norm_first=True)
     model = nn.Sequential(nn.Embedding(vocab, d_model), nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False),
                           nn.Linear(d_model, vocab)).to(dev)
@@ -197,7 +196,7 @@ def run(workload: str, seconds: float = 5.0, interval_s: float = 0.05,
     if workload == "gemm":
         fn, tok = gemm_workload(dev, n=256 if small else 8192, dtype="fp32" if small else "bf16")
     elif workload == "train":
-        fn, tok = train_workload(dev, **(dict(d_model=64, n_layers=1, seq=32, batch=2) if small else {}))
+        fn, tok = train_workload(dev, **(dict(d_model=64, n_layers=1, seq=32, batch=2, vocab=256) if small else {}))
     elif workload == "idle":
         fn, tok = (lambda: time.sleep(0.05)), 0
     else:
