@@ -35,8 +35,14 @@ TOOLS: dict[str, str] = {
     "memory": "helpers.training.memory",
     "actmem": "helpers.training.actmem",
     "planner": "helpers.training.planner",
-    "hardware": "helpers.figures.hardware",
+    "mig": "helpers.ops.mig",
+    "exporter": "helpers.ops.exporter",
+    "prom": "helpers.ops.promserver",
+    "slurm": "helpers.ops.slurm",
+    "schedsim": "helpers.ops.schedsim",
+    "health": "helpers.ops.health",
     "powertrace": "helpers.economics.power",
+    "hardware": "helpers.figures.hardware",
     "overview": "helpers.figures.overview",
 }
 
@@ -49,7 +55,10 @@ def module_file(module: str) -> Path:
 
 def describe(module: str, width: int = 104) -> str:
     """The module's first docstring paragraph (shortened to ``width``), read without importing it (listing stays instant without torch)."""
-    doc = ast.get_docstring(ast.parse(module_file(module).read_text(encoding="utf-8"))) or ""
+    try:
+        doc = ast.get_docstring(ast.parse(module_file(module).read_text(encoding="utf-8"))) or ""
+    except (OSError, SyntaxError) as e:          # a registered module missing or broken: list it, say so
+        return f"(cannot read {module}: {type(e).__name__})"
     para = " ".join(doc.strip().split("\n\n")[0].split())
     return para if len(para) <= width else para[:width - 1].rsplit(" ", 1)[0] + " …"
 
