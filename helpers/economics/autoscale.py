@@ -35,39 +35,44 @@ class ScaleResult:
     max_replicas_used: int
 
 
-def simulate(demand_rps: np.ndarray, per_replica_rps: float = 50.0, target_util: float = 0.7, spinup_min: int = 5,
-             cooldown_min: int = 15, min_replicas: int = 1, max_replicas: int = 64, usd_per_replica_hour: float = 3.0,
-             policy: str = "autoscale") -> ScaleResult:
-    """Run the autoscaler (``policy='autoscale'``) or a fixed fleet sized for the peak (``policy='static'``)."""
+def replicas(demand_rps: np.ndarray, per_replica_rps: float = 50.0, target_util: float = 0.7, spinup_min: int = 5,
+             cooldown_min: int = 15, min_replicas: int = 1, max_replicas: int = 64,
+             policy: str = "autoscale") -> np.ndarray:
+    """Ready replicas per minute under the autoscaler (``policy='autoscale'``) or a fleet sized for the peak."""
     if per_replica_rps <= 0 or not 0 < target_util <= 1 or min(spinup_min, cooldown_min) < 0:
         raise ValueError("per_replica_rps > 0, 0 < target_util ≤ 1, spinup_min and cooldown_min ≥ 0 are required")
     if policy not in ("autoscale", "static"):
         raise ValueError(f"policy={policy!r}: use 'autoscale' or 'static'")
-    want = lambda d: int(min(max_replicas, max(min_replicas, math.ceil(d / (per_replica_rps * target_util)))))
+
+    def want(d: float) -> int:
+        return int(min(max_replicas, max(min_replicas, math.ceil(d / (per_replica_rps * target_util)))))
     if policy == "static":
-        n = want(float(demand_rps.max()))
-        cap = n * per_replica_rps
-        ready = np.full(len(demand_rps), n)
-    else:
-        ready = np.zeros(len(demand_rps), dtype=int)
-        current, pending, low_since = want(float(demand_rps[0])), [], None
-        for i, d in enumerate(demand_rps):
-            current += sum(k for t, k in pending if t <= i)          # replicas whose spin-up has finished
-            pending = [(t, k) for t, k in pending if t > i]
-            target = want(float(d))
-            planned = current + sum(k for _, k in pending)
-            if target > planned:
-                pending.append((i + spinup_min, target - planned))
-                low_since = None
-            elif target < current:
-                low_since = i if low_since is None else low_since
-                if i - low_since >= cooldown_min:
-                    current, low_since = target, None
-            else:
-                low_since = None
-            ready[i] = current
-        cap = ready * per_replica_rps
-    dropped = np.clip(demand_rps - cap, 0, None)
+        return np.full(len(demand_rps), want(float(demand_rps.max())))
+    ready = np.zeros(len(demand_rps), dtype=int)
+    current, pending, low_since = want(float(demand_rps[0])), [], None
+    for i, d in enumerate(demand_rps):
+        current += sum(k for t, k in pending if t <= i)          # replicas whose spin-up has finished
+        pending = [(t, k) for t, k in pending if t > i]
+        target = want(float(d))
+        planned = current + sum(k for _, k in pending)
+        if target > planned:                                     # ask for more; they arrive after spin-up
+            pending.append((i + spinup_min, target - planned))
+            low_since = None
+        elif target < current:                                   # scale down only after a quiet cooldown
+            low_since = i if low_since is None else low_since
+            if i - low_since >= cooldown_min:
+                current, low_since = target, None
+        else:
+            low_since = None
+        ready[i] = current
+    return ready
+
+
+def simulate(demand_rps: np.ndarray, per_replica_rps: float = 50.0, usd_per_replica_hour: float = 3.0,
+             policy: str = "autoscale", **kw) -> ScaleResult:
+    """Cost and dropped requests of ``replicas(demand_rps, …)`` (keywords as there)."""
+    ready = replicas(demand_rps, per_replica_rps, policy=policy, **kw)
+    dropped = np.clip(demand_rps - ready * per_replica_rps, 0, None)
     rh = float(ready.sum()) / 60.0
     return ScaleResult(policy, rh, rh * usd_per_replica_hour, float(dropped.sum() / max(demand_rps.sum(), 1e-12)),
                        int((dropped > 0).sum()), int(ready.max()))
