@@ -1,0 +1,311 @@
+"""A real single-node Slurm (Debian slurm-wlm 22.05 + munge), started and stopped by the book's own code, with jobs
+submitted by ``sbatch``/``srun`` and their accounting parsed (chapters 13 and 27).
+
+Everything — munge key and socket, slurm.conf, gres.conf, state, logs, job output — lives in one temporary folder;
+the daemons listen on 127.0.0.1 on free ports (``CommunicationParameters=NoInAddrAny``), run in the foreground as
+children of this process and are stopped by their PIDs in ``finally``. Without systemd the node uses
+``proctrack/linuxproc`` and ``task/none``; ``SlurmdParameters=config_overrides`` lets the node declare more CPUs than
+the machine has, so a 2-core laptop can play an 8-CPU node for scheduling labs (jobs only sleep).
+
+    from helpers.ops import slurm
+    with slurm.cluster(cpus=8, gpus=2) as c:
+        jid = c.sbatch("#!/bin/bash\\nsleep 1\\n", cpus=2, time_min=1)
+        c.wait([jid])
+        c.jobs()                      # jobcomp records: id, name, state, start/end, nodes, exit code
+    python -m helpers slurm demo      # the same from a shell; scripts/services/slurm.sh start|stop for a session
+
+``sacct`` needs slurmdbd and a database, which a laptop lab does without: finished jobs are read from the jobcomp
+file (``jobcomp/filetxt``), and :func:`parse_sacct` reads real ``sacct`` output from clusters that have one.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import pwd
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DAEMONS = ("munged", "slurmctld", "slurmd")
+
+
+def find() -> dict[str, str | None]:
+    return {t: shutil.which(t) or (f"/usr/sbin/{t}" if Path(f"/usr/sbin/{t}").exists() else None)
+            for t in (*DAEMONS, "sbatch", "srun", "squeue", "scontrol", "sinfo")}
+
+
+def available() -> tuple[bool, str]:
+    missing = [t for t, p in find().items() if p is None]
+    if missing:
+        return False, f"not installed: {', '.join(missing)} (Debian: apt-get install slurm-wlm munge)"
+    if os.geteuid() != 0:
+        return False, "a private Slurm needs root here (slurmd starts jobs as their users); run as root or in CI"
+    return True, "slurm-wlm and munge present"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def slurm_conf(tmp: Path, host: str, cpus: int, memory_MB: int, gpus: int, ports: tuple[int, int],
+               backfill: bool = True) -> str:
+    gres = f" Gres=gpu:{gpus}" if gpus else ""
+    lines = [
+        "ClusterName=book", f"SlurmctldHost={host}(127.0.0.1)", "SlurmUser=root", "AuthType=auth/munge",
+        f"AuthInfo=socket={tmp / 'munge' / 'munge.socket'}", "CommunicationParameters=NoInAddrAny",
+        f"SlurmctldPort={ports[0]}", f"SlurmdPort={ports[1]}",
+        f"StateSaveLocation={tmp / 'state'}", f"SlurmdSpoolDir={tmp / 'spool'}",
+        f"SlurmctldPidFile={tmp / 'slurmctld.pid'}", f"SlurmdPidFile={tmp / 'slurmd.pid'}",
+        f"SlurmctldLogFile={tmp / 'slurmctld.log'}", f"SlurmdLogFile={tmp / 'slurmd.log'}",
+        "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_CPU", "DefMemPerCPU=100", "SlurmdParameters=config_overrides", "ReturnToService=2",
+        f"SchedulerType=sched/{'backfill' if backfill else 'builtin'}",
+        "SchedulerParameters=bf_interval=1,bf_resolution=1,sched_interval=1,defer_batch",
+        "AccountingStorageType=accounting_storage/none", "JobCompType=jobcomp/filetxt",
+        f"JobCompLoc={tmp / 'jobcomp.log'}", "JobAcctGatherType=jobacct_gather/none", "MpiDefault=none",
+        "InactiveLimit=0", "KillWait=2", "MinJobAge=300", "SlurmctldTimeout=30", "SlurmdTimeout=30",
+        "GresTypes=gpu" if gpus else "",
+        f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_MB}{gres} State=UNKNOWN",
+        f"PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP",
+    ]
+    return "\n".join(x for x in lines if x) + "\n"
+
+
+class Cluster:
+    def __init__(self, tmp: Path, host: str, env: dict[str, str], procs: dict[str, subprocess.Popen]):
+        self.tmp, self.host, self.env, self.procs = tmp, host, env, procs
+
+    def run(self, *cmd: str, timeout_s: float = 60.0, check: bool = True, input: str | None = None) -> str:
+        p = subprocess.run(list(cmd), capture_output=True, text=True, env=self.env, timeout=timeout_s, input=input)
+        if check and p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-600:]}")
+        return p.stdout
+
+    def sbatch(self, script: str, name: str = "book", cpus: int = 1, time_min: int = 1, gpus: int = 0,
+               extra: tuple[str, ...] = ()) -> int:
+        """Submit ``script`` (its text) and return the job id; output goes to the cluster's folder."""
+        args = ["sbatch", "--parsable", f"--job-name={name}", f"--cpus-per-task={cpus}", f"--time={time_min}",
+                f"--output={self.tmp / 'out' / '%j.out'}", f"--chdir={self.tmp / 'out'}", *extra]
+        if gpus:
+            args.append(f"--gres=gpu:{gpus}")
+        return int(self.run(*args, input=script).strip().split(";")[0])
+
+    def squeue(self) -> list[dict[str, str]]:
+        out = self.run("squeue", "--noheader", "--format=%i|%j|%T|%C|%S|%r")
+        keys = ("job_id", "name", "state", "cpus", "start_time", "reason")
+        return [dict(zip(keys, line.split("|"))) for line in out.splitlines() if line.strip()]
+
+    def wait(self, job_ids: list[int], timeout_s: float = 120.0) -> list[dict[str, str]]:
+        """Until every job in ``job_ids`` is in the jobcomp file (finished); returns their records."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            done = {int(j["JobId"]): j for j in self.jobs()}
+            if all(j in done for j in job_ids):
+                return [done[j] for j in job_ids]
+            time.sleep(0.3)
+        raise TimeoutError(f"jobs {job_ids} not finished after {timeout_s} s; queue: {self.squeue()}")
+
+    def jobs(self) -> list[dict[str, str]]:
+        path = self.tmp / "jobcomp.log"
+        return parse_jobcomp(path.read_text()) if path.exists() else []
+
+    def node_state(self) -> tuple[str, str]:
+        out = self.run("sinfo", "--noheader", "-N", "--format=%T|%E", "-n", self.host)
+        state, _, reason = out.strip().partition("|")
+        return state, reason
+
+    def drain(self, reason: str) -> None:
+        self.run("scontrol", "update", f"nodename={self.host}", "state=drain", f"reason={reason}")
+
+    def resume(self) -> None:
+        self.run("scontrol", "update", f"nodename={self.host}", "state=resume")
+
+    def output(self, job_id: int) -> str:
+        return (self.tmp / "out" / f"{job_id}.out").read_text()
+
+
+def leftovers(conf: Path) -> list[int]:
+    """PIDs of processes started for this cluster (their environment names its slurm.conf): job steps included."""
+    tag = f"SLURM_CONF={conf}".encode()
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and int(d.name) != os.getpid():
+            try:
+                if tag in (d / "environ").read_bytes().split(b"\0"):
+                    pids.append(int(d.name))
+            except OSError:
+                continue
+    return pids
+
+
+def _stop(procs: dict[str, subprocess.Popen], env: dict[str, str] | None, conf: Path) -> None:
+    if env is not None and procs.get("slurmctld") is not None and procs["slurmctld"].poll() is None:
+        subprocess.run(["scancel", "--full", "--partition=debug"], env=env, capture_output=True, timeout=20)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            q = subprocess.run(["squeue", "--noheader"], env=env, capture_output=True, text=True, timeout=10)
+            if q.returncode != 0 or not q.stdout.strip():
+                break
+            time.sleep(0.3)
+    for name in ("slurmd", "slurmctld", "munged"):
+        p = procs.get(name)
+        if p is None or p.poll() is not None:
+            continue
+        p.terminate()
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=10)
+    for pid in leftovers(conf):                # a job step that outlived slurmd: ours, stopped by its PID
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+
+
+@contextlib.contextmanager
+def cluster(cpus: int = 8, gpus: int = 0, memory_MB: int = 2000, backfill: bool = True, timeout_s: float = 60.0):
+    """A private one-node Slurm for the duration of the block (see the module docstring)."""
+    ok, why = available()
+    if not ok:
+        raise FileNotFoundError(why)
+    tools = find()
+    tmp = Path(tempfile.mkdtemp(prefix="slurm-"))
+    procs: dict[str, subprocess.Popen] = {}
+    host = socket.gethostname().split(".")[0]
+    env = None
+    conf = tmp / "slurm.conf"
+    try:
+        for d in ("state", "spool", "out", "munge"):
+            (tmp / d).mkdir()
+        tmp.chmod(0o755)
+        munge = pwd.getpwnam("munge")
+        key = tmp / "munge" / "munge.key"
+        key.write_bytes(os.urandom(1024))
+        for p in (tmp / "munge", key):
+            os.chown(p, munge.pw_uid, munge.pw_gid)
+        (tmp / "munge").chmod(0o700)
+        key.chmod(0o400)
+        conf.write_text(slurm_conf(tmp, host, cpus, memory_MB, gpus, (_free_port(), _free_port()), backfill))
+        if gpus:             # stand-in GPUs: character devices like /dev/null (1,3); Slurm binds them, nothing computes
+            for i in range(gpus):
+                os.mknod(tmp / f"nvidia{i}", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+            (tmp / "gres.conf").write_text(f"AutoDetect=off\nNodeName={host} Name=gpu File={tmp}/nvidia[0-{gpus - 1}]\n")
+        env = {**os.environ, "SLURM_CONF": str(conf)}
+        log = open(tmp / "daemons.log", "w")
+        m = tmp / "munge"
+        procs["munged"] = subprocess.Popen(
+            ["setpriv", f"--reuid={munge.pw_uid}", f"--regid={munge.pw_gid}", "--clear-groups", tools["munged"],
+             "--foreground", "--force", f"--socket={m / 'munge.socket'}", f"--key-file={key}",
+             f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}", f"--seed-file={m / 'munged.seed'}"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        _wait(lambda: (m / "munge.socket").exists(), procs, "munged", tmp / "munge" / "munged.log", timeout_s)
+        for d in ("slurmctld", "slurmd"):
+            procs[d] = subprocess.Popen([tools[d], "-D", "-f", str(conf)], env=env, stdout=log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        c = Cluster(tmp, host, env, procs)
+
+        def node_up() -> bool:
+            p = subprocess.run([tools["sinfo"], "--noheader", "-N", "--format=%T"], env=env, capture_output=True,
+                               text=True, timeout=10)
+            return p.returncode == 0 and p.stdout.strip().rstrip("*") in ("idle", "mixed", "allocated")
+        _wait(node_up, procs, "slurmd", tmp / "slurmd.log", timeout_s)
+        yield c
+    finally:
+        _stop(procs, env, conf)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _wait(ready, procs, name: str, log: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        dead = [n for n, p in procs.items() if p.poll() is not None]
+        if dead:
+            tail = log.read_text()[-800:] if log.exists() else ""
+            raise RuntimeError(f"{', '.join(dead)} exited during start-up; {log.name}: {tail}")
+        if time.monotonic() > deadline:
+            tail = log.read_text()[-800:] if log.exists() else ""
+            raise TimeoutError(f"{name} not ready after {timeout_s} s; {log.name}: {tail}")
+        time.sleep(0.2)
+
+
+# ---- parsing ------------------------------------------------------------------------------------------------
+
+def parse_jobcomp(text: str) -> list[dict[str, str]]:
+    """jobcomp/filetxt lines (``JobId=3 UserId=root(0) … JobState=COMPLETED … StartTime=… EndTime=…``)."""
+    out = []
+    for line in text.splitlines():
+        if line.strip():
+            out.append(dict(re.findall(r"(\w+)=(\S*)", line)))
+    return out
+
+
+def parse_sacct(text: str):
+    """``sacct`` output, either ``--parsable2`` (``|``-separated) or the default fixed-width table (header, dashes),
+    into a DataFrame; ``ExitCode`` ``a:b`` becomes ``exit_code`` and ``signal``; steps (``123.batch``) keep their id."""
+    import pandas as pd
+
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        raise ValueError("empty sacct output")
+    if "|" in lines[0]:
+        header = lines[0].split("|")
+        rows = [ln.split("|") for ln in lines[1:]]
+        rows = [r[:len(header)] for r in rows]
+        df = pd.DataFrame(rows, columns=header)
+    else:
+        if len(lines) < 2 or not set(lines[1].replace(" ", "")) <= {"-"}:
+            raise ValueError("fixed-width sacct output needs its header and the dashes line under it")
+        spans, pos = [], 0
+        for m in re.finditer(r"-+", lines[1]):
+            spans.append((m.start(), m.end()))
+            pos = m.end()
+        header = [lines[0][a:b + 1].strip() for a, b in spans]
+        rows = [[ln[a:b + 1].strip() for a, b in spans] for ln in lines[2:]]
+        df = pd.DataFrame(rows, columns=header)
+    if "ExitCode" in df:
+        parts = df["ExitCode"].str.split(":", expand=True)
+        df["exit_code"], df["signal"] = parts[0].astype(int), parts[1].astype(int)
+    if "JobID" in df:
+        df["is_step"] = df["JobID"].str.contains(r"\.", regex=True)
+    return df
+
+
+def gres_lines(node: str, gpus: int, gpu_type: str = "h200", cpus: int = 128, memory_MB: int = 2_000_000) -> str:
+    """The slurm.conf and gres.conf lines of a GPU node (what a real 8-GPU server would declare)."""
+    if gpus < 1:
+        raise ValueError(f"gpus={gpus}: a GPU node declares at least one GPU")
+    return (f"# slurm.conf\nGresTypes=gpu\nNodeName={node} CPUs={cpus} RealMemory={memory_MB} "
+            f"Gres=gpu:{gpu_type}:{gpus} State=UNKNOWN\n"
+            f"# gres.conf\nNodeName={node} Name=gpu Type={gpu_type} File=/dev/nvidia[0-{gpus - 1}]\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m helpers slurm", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("check", help="say whether a private Slurm can start here")
+    sub.add_parser("demo", help="start a one-node Slurm, run two jobs, print their records, stop it")
+    args = ap.parse_args(argv)
+    ok, why = available()
+    if args.cmd == "check" or not ok:
+        print(why)
+        return 0 if ok else 1
+    with cluster(cpus=4) as c:
+        ids = [c.sbatch("#!/bin/bash\nhostname; echo $SLURM_JOB_ID\n", name=f"demo{i}") for i in range(2)]
+        for j in c.wait(ids):
+            print({k: j.get(k) for k in ("JobId", "Name", "JobState", "StartTime", "EndTime", "ExitCode")})
+    return 0
+
+
+if __name__ == "__main__":
+    from helpers.core import cli
+
+    sys.exit(cli.run(main))
