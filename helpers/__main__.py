@@ -42,6 +42,7 @@ TOOLS: dict[str, str] = {
     "schedsim": "helpers.ops.schedsim",
     "health": "helpers.ops.health",
     "powertrace": "helpers.economics.power",
+    "kernels": "helpers.kernels.kbench",
     "hardware": "helpers.figures.hardware",
     "overview": "helpers.figures.overview",
 }

@@ -5,6 +5,7 @@
     python -m helpers bench copy  --json          # host↔device copies, pinned/pageable   (helpers.compute.transfer)
     python -m helpers bench hpl   --json          # an HPL-style dense solve, fp64        (this module)
     python -m helpers bench all   --out assets/measurements/h200/bench.json
+    python -m helpers bench gemm  --sweep --dtypes bf16,fp8 --out gemm_sweep.json   # MAMF-like shape sweep
 
 Every record carries ``kind``, ``dtype``, a shape or ``size_bytes``, ``time_s``, ``tflops`` or ``bw_GBps``, and
 ``pct_of_peak`` against the datasheet row of ``helpers.core.specs`` — or null with the reason in ``peak_note`` when
@@ -25,8 +26,10 @@ from helpers.core import results, timing
 from helpers.compute import gemm, membw
 
 COLUMNS = {
-    "gemm": ["method", "dtype", "shape", "time_s", "tflops", "median_tflops", "pct_of_peak"],
-    "membw": ["backend", "level", "op", "n_elements", "size_bytes", "time_s", "bw_GBps", "pct_of_peak"],
+    "gemm": ["method", "dtype", "shape", "time_s", "tflops", "median_tflops", "pct_of_peak", "sm_clock_MHz_median",
+             "power_W_median"],
+    "membw": ["backend", "level", "op", "n_elements", "size_bytes", "time_s", "bw_GBps", "pct_of_peak",
+              "ratio_to_torch"],
     "copy": ["direction", "pinned", "size_bytes", "time_s", "bw_GBps", "best_bw_GBps", "pct_of_peak"],
     "hpl": ["dtype", "n", "time_s", "tflops", "scaled_residual", "passed", "pct_of_peak"],
 }
@@ -162,15 +165,25 @@ def summary(records) -> list[dict]:
     rows = []
     get = gemm._get
 
-    def row(what, detail, value, unit, pct, ratio=None):
+    def row(what, detail, value, unit, pct, ratio=None, clock=None, power=None):
         rows.append({"what": what, "detail": detail, "value": value, "unit": unit, "pct_of_peak": pct,
-                     "ratio_to_plain": ratio})
+                     "ratio_to_plain": ratio, "sm_clock_MHz": clock, "power_W": power})
 
     for dt in gemm.DTYPES:
         r = gemm.best(records, dt)
         if r is not None:
             row(f"GEMM {dt}", f"best shape {get(r, 'shape')}", get(r, "tflops"), "TFLOP/s", get(r, "pct_of_peak"),
-                gemm.ratio_to_plain(records, dt))
+                gemm.ratio_to_plain(records, dt), _opt(r, "sm_clock_MHz_median"), _opt(r, "power_W_median"))
+        r = gemm.best(records, dt, "sustained")
+        if r is not None:
+            row(f"GEMM {dt} sustained", f"best shape {get(r, 'shape')}, back to back", get(r, "tflops"), "TFLOP/s",
+                get(r, "pct_of_peak"), None, _opt(r, "sm_clock_MHz_median"), _opt(r, "power_W_median"))
+    for op in membw.OPS:
+        rs = [r for r in records if get(r, "kind") == "membw" and get(r, "backend") == "cupy"
+              and get(r, "op") == op and _opt(r, "ratio_to_torch") is not None]
+        for r in rs:
+            row(f"cupy {op} / torch {op}", f"{get(r, 'level')}, {get(r, 'n_elements')} fp32", _opt(r, "ratio_to_torch"),
+                "ratio", None)
     for level in ("memory", "cache"):
         r = membw.best(records, level)
         if r is not None:
@@ -185,6 +198,11 @@ def summary(records) -> list[dict]:
     for r in (r for r in records if get(r, "kind") == "hpl"):
         row("HPL-style fp64 solve", f"n = {get(r, 'n')}", get(r, "tflops"), "TFLOP/s", get(r, "pct_of_peak"))
     return rows
+
+
+def _opt(r, key):
+    """A field that older records may lack (added in issue 11): None when absent."""
+    return r.get(key) if isinstance(r, dict) else getattr(r, key, None)
 
 
 def node_diagram(gpu: str = "NVIDIA H200"):
@@ -226,6 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("what", choices=["gemm", "membw", "copy", "hpl", "all"])
     ap.add_argument("--dtypes", default=",".join(gemm.DTYPES), help="gemm: comma-separated (default %(default)s)")
     ap.add_argument("--shapes", default="", help="gemm: m×n×k list, e.g. 4096x4096x4096,8192x8192x8192")
+    ap.add_argument("--sweep", action="store_true", help="gemm: the MAMF-like shape sweep gemm.GPU_SWEEP")
+    ap.add_argument("--sustain-s", type=float, default=None,
+                    help="gemm: seconds of back-to-back GEMMs per shape for the sustained rate "
+                         "(default 1.0 on a GPU, 0 = none on a CPU)")
     ap.add_argument("--elements", type=int, default=None, help="membw: array length (default: ≥ 4 × LLC)")
     ap.add_argument("--n", type=int, default=None, help="hpl: matrix side")
     ap.add_argument("--quick", action="store_true", help="all: small CPU sweeps (about 20 s on 2 cores)")
@@ -246,9 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         shapes = [tuple(int(x) for x in s.lower().replace("×", "x").split("x")) for s in a.shapes.split(",") if s]
         if any(len(s) != 3 for s in shapes):
             raise ValueError(f"--shapes {a.shapes!r}: write each as MxNxK, e.g. 4096x4096x4096")
+        if a.sweep and shapes:
+            raise ValueError("--sweep and --shapes: give one of them")
         if a.what == "gemm":
-            recs = gemm.measure(dtypes=tuple(d for d in a.dtypes.split(",") if d), shapes=shapes or None,
-                                skipped=skipped)
+            recs = gemm.measure(dtypes=tuple(d for d in a.dtypes.split(",") if d),
+                                shapes=gemm.GPU_SWEEP if a.sweep else (shapes or None), skipped=skipped,
+                                sustain_s=a.sustain_s)
         elif a.what == "membw":
             recs = membw.measure(n_elements=a.elements, skipped=skipped)
         elif a.what == "copy":

@@ -14,7 +14,10 @@ compute/accelerator/benchmarks/mamf-finder.py, benchmark version 2):
 Here the iteration counts shrink for slow shapes so that a sweep fits a time budget (never fewer than 10
 timed iterations on a GPU, 5 on a CPU), and every shape is also timed the "plain" way — ``torch.matmul(A, B.T)``: no ``out=``, no
 cache flush — so the ratio MAMF / plain shows the method costs nothing. FP8 goes through ``torch._scaled_mm`` (unit scales,
-bf16 output) where the GPU has FP8 Tensor Cores; TF32 is fp32 storage with ``torch.set_float32_matmul_precision
+bf16 output) where the GPU has FP8 Tensor Cores;
+the "sustained" method runs the same GEMM back to back for ``sustain_s`` seconds with no flush — the rate a training
+step sees once the GPU sits at its power cap — and on a GPU every record carries the SM clock, power and throttle
+reasons that ``helpers.core.gpusampler`` sampled while it ran (so a rate is never quoted without its clock); TF32 is fp32 storage with ``torch.set_float32_matmul_precision
 ("high")`` on a GPU. % of peak uses ``helpers.core.specs`` (the datasheet's dense figure); a CPU has no row there,
 so its ``pct_of_peak`` is null with the reason in ``peak_note``.
 
@@ -36,12 +39,17 @@ DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, 
 GPU_FLUSH_BYTES = 256 * 2**20
 GPU_SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192))
 CPU_SHAPES = ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024))
+# a MAMF-like sweep (ml-engineering sweeps m, n, k over ranges; the best shapes of the H200 calibration in issue 11
+# were 4096×4096×13312 for bf16 and 4096×8192×8192 for fp8): `bench gemm --sweep`
+GPU_SWEEP = ((4096, 4096, 4096), (4096, 4096, 8192), (4096, 4096, 13312), (4096, 8192, 8192),
+             (8192, 8192, 8192), (8192, 8192, 13312), (4096, 16384, 8192), (16384, 8192, 8192))
 
 
 @dataclass(frozen=True)
 class GemmResult:
     kind: str                 # "gemm"
-    method: str               # "mamf": torch.mm(A, B.T, out=C), cache flushed · "plain": matmul, no flush
+    method: str               # "mamf": torch.mm(A, B.T, out=C), cache flushed · "plain": matmul, no flush ·
+                              # "sustained": the MAMF call back to back for sustain_s, no flush (batches of calls)
     dtype: str
     m: int
     n: int
@@ -58,6 +66,14 @@ class GemmResult:
     repeats: int
     warmup: int
     device: str
+    # sampled by NVML during this record's timed calls (None on a CPU or where NVML cannot answer; see sampler_note)
+    sm_clock_MHz_median: float | None = None
+    sm_clock_MHz_min: float | None = None
+    power_W_median: float | None = None
+    power_W_max: float | None = None
+    throttle_reasons: tuple = ()
+    sampler_note: str = ""
+    calls_per_timing: int = 1    # sustained: GEMMs per timed batch (time_s is per GEMM)
 
 
 def device_name(dev: torch.device) -> str:
@@ -158,10 +174,26 @@ def _counts(fn, dev, budget_s: float, warmup: int, repeats: int, min_repeats: in
     return max(1, min(warmup, fit // 3)), max(min_repeats, min(repeats, fit - fit // 3))
 
 
+def _sampled(dev, fn):
+    """Run ``fn()`` under an NVML sampler on a GPU; returns (fn's result, the sampler's summary fields)."""
+    from helpers.core import gpusampler
+
+    if dev.type != "cuda":
+        return fn(), {"sampler_note": "CPU run: no GPU clock or power to sample"}
+    with gpusampler.Sampler.for_torch_device(dev) as smp:
+        out = fn()
+    sm = smp.summary()
+    return out, {"sm_clock_MHz_median": sm["sm_clock_MHz_median"], "sm_clock_MHz_min": sm["sm_clock_MHz_min"],
+                 "power_W_median": sm["power_W_median"], "power_W_max": sm["power_W_max"],
+                 "throttle_reasons": tuple(sm["throttle_reasons"]), "sampler_note": sm["sampler_note"]}
+
+
 def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50, repeats: int = 100,
             budget_s: float | None = None, warm_s: float | None = None, seed: int = 0,
-            plain_layout: str = "nt", skipped: list | None = None) -> list[GemmResult]:
-    """MAMF and plain GEMM timings for every (dtype, shape). Returns two records per pair.
+            plain_layout: str = "nt", skipped: list | None = None,
+            sustain_s: float | None = None) -> list[GemmResult]:
+    """MAMF and plain GEMM timings for every (dtype, shape), plus the sustained rate where ``sustain_s`` > 0
+    (default: 1.0 s on a GPU, 0 — no sustained record — on a CPU). Returns two or three records per pair.
 
     ``shapes`` defaults to GPU_SHAPES on a GPU and CPU_SHAPES on a CPU; ``budget_s`` (seconds per shape and
     method) to 1.0 on a GPU and 0.3 on a CPU; ``warm_s`` (seconds of untimed GEMMs before the sweep, which
@@ -174,6 +206,9 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
     shapes = tuple(shapes or (GPU_SHAPES if on_gpu else CPU_SHAPES))
     budget_s = budget_s if budget_s is not None else (1.0 if on_gpu else 0.3)
     warm_s = warm_s if warm_s is not None else (2.0 if on_gpu else 0.0)
+    sustain_s = sustain_s if sustain_s is not None else (1.0 if on_gpu else 0.0)
+    if sustain_s < 0:
+        raise ValueError(f"sustain_s={sustain_s}: use 0 (no sustained record) or a positive number of seconds")
     for m, n, k in shapes:
         if min(m, n, k) < 16 or any(x % 16 for x in (m, n, k)):
             raise ValueError(f"shape {m}×{n}×{k}: use multiples of 16 (fp8 Tensor Cores require it)")
@@ -204,14 +239,25 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
                     flush.zero_()                    # evict A, B, C from the cache …
                     C.copy_(C_rand)                  # … and make the output write real again
 
+                flop = 2.0 * m * n * k
+                tdev = dev if on_gpu else None
                 for method, fn, setup in (("mamf", mamf, reset), ("plain", plain, None)):
                     w, r = _counts(fn, dev, budget_s, warmup, repeats, 10 if on_gpu else 5)
-                    t = timing.time_fn(fn, device=dev if on_gpu else None, warmup=w, repeats=r, setup=setup)
-                    flop = 2.0 * m * n * k
+                    t, smp = _sampled(dev, lambda: timing.time_fn(fn, device=tdev, warmup=w, repeats=r, setup=setup))
                     best, med = flop / t.min_s / 1e12, flop / t.median_s / 1e12
                     out.append(GemmResult("gemm", method, dtype, m, n, k, f"{m}×{n}×{k}", flop, t.min_s,
                                           t.median_s, best, med, pk, None if pk is None else 100 * best / pk,
-                                          note, r, w, name))
+                                          note, r, w, name, **smp))
+                if sustain_s > 0:                    # back to back, no flush: batches of ≈ 50 ms, for sustain_s
+                    _, per = _counts(mamf, dev, 0.05, 1, 10**6, 1)
+                    batch = lambda per=per: [mamf() for _ in range(per)]  # noqa: E731
+                    _, nb = _counts(batch, dev, sustain_s, 1, 10**6, 3)
+                    t, smp = _sampled(dev, lambda: timing.time_fn(batch, device=tdev, warmup=1, repeats=nb))
+                    best, med = flop * per / t.min_s / 1e12, flop * per / t.median_s / 1e12
+                    out.append(GemmResult("gemm", "sustained", dtype, m, n, k, f"{m}×{n}×{k}", flop,
+                                          t.min_s / per, t.median_s / per, best, med, pk,
+                                          None if pk is None else 100 * best / pk, note, nb, 1, name,
+                                          calls_per_timing=per, **smp))
                 del A, B, C, C_rand
     return out
 

@@ -52,6 +52,7 @@ class MembwResult:
     peak_note: str
     note: str            # how it was timed, caveats
     device: str
+    ratio_to_torch: float | None = None   # cupy records: bw_GBps ÷ torch's same op and level in the same run
 
 
 def _torch_ops(a, b, c):
@@ -68,18 +69,131 @@ def _numpy_ops(a, b, c):
             "add": lambda: np.add(a, b, out=c), "triad": triad, "dot": lambda: np.dot(a, b)}
 
 
+# The cupy STREAM kernels (issue 11): grid-stride loops over float4 (16-byte vector loads and stores), ILP
+# independent vectors per thread per iteration so several loads are in flight, a scalar tail for n % 4, and a
+# two-stage dot (per-block partial sums by warp shuffles, then one block sums the partials).
+ILP = 4
+THREADS = 256
+BLOCKS_PER_SM = 8
+_STREAM_SRC = r"""
+#define ILP 4   // __launch_bounds__(256, 8): ≤ 32 registers, so 8 blocks of 256 threads stay resident per SM
+#define LOOP(BODY_VEC, BODY_SCALAR)                                                        \
+  const size_t n4 = n / 4, tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;          \
+  const size_t span = (size_t)gridDim.x * blockDim.x * ILP;                               \
+  for (size_t base = blockIdx.x * (size_t)blockDim.x * ILP + threadIdx.x; base < n4; base += span) { \
+    _Pragma("unroll") for (int j = 0; j < ILP; ++j) {                                     \
+      const size_t i = base + (size_t)j * blockDim.x; if (i < n4) { BODY_VEC; } } }       \
+  for (size_t i = n4 * 4 + tid; i < n; i += (size_t)gridDim.x * blockDim.x) { BODY_SCALAR; }
+
+extern "C" __global__ void __launch_bounds__(256, 8) stream_copy(const float* __restrict__ a, float* __restrict__ c, size_t n) {
+  const float4* a4 = (const float4*)a; float4* c4 = (float4*)c;
+  LOOP(c4[i] = a4[i], c[i] = a[i])
+}
+extern "C" __global__ void __launch_bounds__(256, 8) stream_scale(const float* __restrict__ c, float* __restrict__ b, float q, size_t n) {
+  const float4* c4 = (const float4*)c; float4* b4 = (float4*)b;
+  LOOP(float4 v = c4[i]; b4[i] = make_float4(q * v.x, q * v.y, q * v.z, q * v.w), b[i] = q * c[i])
+}
+extern "C" __global__ void __launch_bounds__(256, 8) stream_add(const float* __restrict__ a, const float* __restrict__ b,
+                                      float* __restrict__ c, size_t n) {
+  const float4 *a4 = (const float4*)a, *b4 = (const float4*)b; float4* c4 = (float4*)c;
+  LOOP(float4 x = a4[i]; float4 y = b4[i]; c4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w),
+       c[i] = a[i] + b[i])
+}
+extern "C" __global__ void __launch_bounds__(256, 8) stream_triad(const float* __restrict__ b, const float* __restrict__ c,
+                                        float* __restrict__ a, float q, size_t n) {
+  const float4 *b4 = (const float4*)b, *c4 = (const float4*)c; float4* a4 = (float4*)a;
+  LOOP(float4 x = b4[i]; float4 y = c4[i];
+       a4[i] = make_float4(x.x + q * y.x, x.y + q * y.y, x.z + q * y.z, x.w + q * y.w), a[i] = b[i] + q * c[i])
+}
+__device__ float block_sum(float s) {          // warp shuffles, then one warp sums the warps' results
+  __shared__ float warp_sums[32];
+  for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[w] = s;
+  __syncthreads();
+  s = (threadIdx.x < (blockDim.x + 31) / 32) ? warp_sums[lane] : 0.0f;
+  if (w == 0) for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+  return s;
+}
+extern "C" __global__ void __launch_bounds__(256, 8) stream_dot_partial(const float* __restrict__ a, const float* __restrict__ b,
+                                              float* __restrict__ partial, size_t n) {
+  const float4 *a4 = (const float4*)a, *b4 = (const float4*)b;
+  float s = 0.0f;
+  LOOP(float4 x = a4[i]; float4 y = b4[i]; s += x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w, s += a[i] * b[i])
+  s = block_sum(s);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+extern "C" __global__ void stream_dot_final(const float* __restrict__ partial, float* __restrict__ out, int m) {
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < m; i += blockDim.x) s += partial[i];
+  s = block_sum(s);
+  if (threadIdx.x == 0) out[0] = s;
+}
+"""
+
+
+def cupy_blocks(sms: int) -> int:
+    """Grid size of the grid-stride kernels: BLOCKS_PER_SM blocks of THREADS threads on every SM (full residency
+    at ≤ 32 registers per thread), each thread looping over the array."""
+    if sms < 1:
+        raise ValueError(f"sms={sms}: a GPU has at least one SM")
+    return sms * BLOCKS_PER_SM
+
+
 def _cupy_ops(a, b, c):
     import cupy as cp
 
+    mod = cp.RawModule(code=_STREAM_SRC, options=("-std=c++14",))
+    k = {name: mod.get_function(f"stream_{name}") for name in
+         ("copy", "scale", "add", "triad", "dot_partial", "dot_final")}
+    n = np.uint64(a.size)
     q = np.float32(Q)
-    copy = cp.ElementwiseKernel("T a", "T c", "c = a", "stream_copy")
-    scale = cp.ElementwiseKernel("T c, T q", "T b", "b = q * c", "stream_scale")
-    add = cp.ElementwiseKernel("T a, T b", "T c", "c = a + b", "stream_add")
-    triad = cp.ElementwiseKernel("T b, T c, T q", "T a", "a = b + q * c", "stream_triad")
-    # in a ReductionKernel, reduce_expr and post_map_expr name the two partial results a and b
-    dot = cp.ReductionKernel("T x, T y", "T s", "x * y", "a + b", "s = a", "0", "stream_dot")
-    return {"copy": lambda: copy(a, c), "scale": lambda: scale(c, q, b), "add": lambda: add(a, b, c),
-            "triad": lambda: triad(b, c, q, a), "dot": lambda: dot(a, b)}
+    grid, blk = (cupy_blocks(cp.cuda.Device().attributes["MultiProcessorCount"]),), (THREADS,)
+    partial = cp.empty(grid[0], dtype=cp.float32)
+    out = cp.empty(1, dtype=cp.float32)
+
+    def dot():
+        k["dot_partial"](grid, blk, (a, b, partial, n))
+        k["dot_final"]((1,), (1024,), (partial, out, np.int32(grid[0])))
+        return out
+
+    return {"copy": lambda: k["copy"](grid, blk, (a, c, n)), "scale": lambda: k["scale"](grid, blk, (c, b, q, n)),
+            "add": lambda: k["add"](grid, blk, (a, b, c, n)), "triad": lambda: k["triad"](grid, blk, (b, c, a, q, n)),
+            "dot": dot}
+
+
+def verify_cupy(n: int = 2**20 + 3) -> dict[str, float]:
+    """Run every cupy kernel once on n elements (n % 4 ≠ 0 exercises the scalar tail) and return each one's
+    largest relative error against numpy. GPU only: raises RuntimeError with the reason elsewhere."""
+    why = cupy_status()
+    if why:
+        raise RuntimeError(why)
+    import cupy as cp
+
+    rng = np.random.default_rng(0)
+    ha, hb, hc = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    a, b, c = cp.asarray(ha), cp.asarray(hb), cp.asarray(hc)
+    ops = _cupy_ops(a, b, c)
+    err = {}
+
+    def rel(got, want):
+        return float(np.max(np.abs(got - want)) / max(1e-30, float(np.max(np.abs(want)))))
+
+    ops["copy"]()
+    err["copy"] = rel(cp.asnumpy(c), ha)
+    ops["scale"]()
+    err["scale"] = rel(cp.asnumpy(b), np.float32(Q) * ha)
+    hb2 = np.float32(Q) * ha
+    ops["add"]()
+    err["add"] = rel(cp.asnumpy(c), ha + hb2)
+    hc2 = ha + hb2
+    ops["triad"]()
+    err["triad"] = rel(cp.asnumpy(a), hb2 + np.float32(Q) * hc2)
+    ha2 = hb2 + np.float32(Q) * hc2
+    got = float(cp.asnumpy(ops["dot"]())[0])
+    want = float(np.dot(ha2.astype(np.float64), hb2.astype(np.float64)))
+    err["dot"] = abs(got - want) / max(1e-30, float(np.dot(np.abs(ha2).astype(np.float64), np.abs(hb2))))
+    return err
 
 
 def cupy_status() -> str | None:
@@ -199,7 +313,16 @@ def measure(backends=None, levels=("memory", "cache"), n_elements: int | None = 
                                        t.min_s, t.median_s, bw, med, pk,
                                        None if pk is None else 100 * bw / pk, pnote, note, name))
             del a, b, c, kernels
-    return out
+    return with_torch_ratio(out)
+
+
+def with_torch_ratio(records: list[MembwResult]) -> list[MembwResult]:
+    """Fill ``ratio_to_torch`` of every cupy record from the torch record of the same op and level."""
+    import dataclasses
+
+    ref = {(r.op, r.level): r.bw_GBps for r in records if r.backend == "torch"}
+    return [dataclasses.replace(r, ratio_to_torch=r.bw_GBps / ref[(r.op, r.level)])
+            if r.backend == "cupy" and (r.op, r.level) in ref else r for r in records]
 
 
 def best(records, level: str = "memory"):

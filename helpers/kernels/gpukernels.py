@@ -1,0 +1,240 @@
+"""The chapter-10/25 kernels as real CUDA (cupy ``RawModule``), timed on a GPU with CUDA events (H200 recordings).
+
+Each experiment isolates one effect with the same bytes or FLOPs on both sides of the comparison:
+
+* ``copy``: coalesced vs strided reads — a permutation that sends neighbouring threads ``stride`` elements apart;
+* ``transpose``: naive (strided writes) vs a 32×32 shared tile (32-way bank conflicts) vs the tile padded to 32×33;
+* ``divergence``: the same two FMA chains, chosen per thread (odd/even lanes: the warp runs both) or per warp;
+* ``atomics``: atomicAdd of one per element into 1 … 65,536 counters (contention falls as counters grow);
+* ``reduction``: a sum in stages — interleaved shared-memory tree, sequential addressing, warp shuffles,
+  then float4 loads in a grid-stride loop — each as GB/s and % of the HBM datasheet bandwidth;
+* ``matmul``: naive vs 16×16 shared-memory tiles vs cuBLAS (``torch.mm``), fp32, TFLOP/s.
+
+Every function returns frozen records and raises RuntimeError with the reason where cupy or a GPU is missing;
+``available()`` says which. The simulator versions of these kernels, with their accesses counted, are in
+``helpers.kernels.simt``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from helpers.core import timing
+
+SRC = r"""
+extern "C" __global__ void copy_perm(const float* __restrict__ in, float* __restrict__ out, unsigned n, unsigned stride) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;
+  unsigned rows = n / stride;                       // a permutation: thread i reads (i % rows)·stride + i / rows
+  out[i] = in[(i % rows) * stride + i / rows];
+}
+#define T 32
+#define R 8
+extern "C" __global__ void transpose_naive(const float* in, float* out, int n) {
+  int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+  for (int j = 0; j < T; j += R) out[x * n + y + j] = in[(y + j) * n + x];
+}
+template <int PAD> __device__ void transpose_tile(const float* in, float* out, int n) {
+  __shared__ float tile[T][T + PAD];
+  int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+  for (int j = 0; j < T; j += R) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
+  __syncthreads();
+  x = blockIdx.y * T + threadIdx.x; y = blockIdx.x * T + threadIdx.y;
+  for (int j = 0; j < T; j += R) out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+extern "C" __global__ void transpose_shared(const float* in, float* out, int n) { transpose_tile<0>(in, out, n); }
+extern "C" __global__ void transpose_padded(const float* in, float* out, int n) { transpose_tile<1>(in, out, n); }
+__device__ float chain_a(float x) { for (int k = 0; k < 64; ++k) x = x * 1.0001f + 0.5f; return x; }
+__device__ float chain_b(float x) { for (int k = 0; k < 64; ++k) x = x * 0.9999f - 0.5f; return x; }
+extern "C" __global__ void branch(float* x, unsigned n, int per_warp) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;
+  bool odd = per_warp ? ((threadIdx.x >> 5) & 1) : (threadIdx.x & 1);
+  x[i] = odd ? chain_a(x[i]) : chain_b(x[i]);
+}
+extern "C" __global__ void count(unsigned* bins, unsigned n, unsigned nbins) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) atomicAdd(&bins[i % nbins], 1u);
+}
+extern "C" __global__ void reduce_interleaved(const float* in, float* out, unsigned n) {
+  __shared__ float s[256]; unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? in[i] : 0.f; __syncthreads();
+  for (unsigned k = 1; k < blockDim.x; k *= 2) { if (t % (2 * k) == 0) s[t] += s[t + k]; __syncthreads(); }
+  if (t == 0) atomicAdd(out, s[0]);
+}
+extern "C" __global__ void reduce_sequential(const float* in, float* out, unsigned n) {
+  __shared__ float s[256]; unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? in[i] : 0.f; __syncthreads();
+  for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) { if (t < k) s[t] += s[t + k]; __syncthreads(); }
+  if (t == 0) atomicAdd(out, s[0]);
+}
+__device__ float warp_then_block(float v) {
+  __shared__ float w[32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? w[threadIdx.x] : 0.f;
+  if (threadIdx.x < 32) for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+extern "C" __global__ void reduce_shuffle(const float* in, float* out, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = warp_then_block(i < n ? in[i] : 0.f);
+  if (threadIdx.x == 0) atomicAdd(out, v);
+}
+extern "C" __global__ void reduce_vec4(const float4* in, float* out, unsigned n4) {
+  float v = 0.f;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) {
+    float4 q = in[i]; v += (q.x + q.y) + (q.z + q.w); }
+  v = warp_then_block(v);
+  if (threadIdx.x == 0) atomicAdd(out, v);
+}
+extern "C" __global__ void matmul_naive(const float* A, const float* B, float* C, int n) {
+  int r = blockIdx.y * 16 + threadIdx.y, c = blockIdx.x * 16 + threadIdx.x; float acc = 0.f;
+  for (int k = 0; k < n; ++k) acc += A[r * n + k] * B[k * n + c];
+  C[r * n + c] = acc;
+}
+extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
+  __shared__ float sA[16][16], sB[16][16];
+  int tx = threadIdx.x, ty = threadIdx.y, r = blockIdx.y * 16 + ty, c = blockIdx.x * 16 + tx; float acc = 0.f;
+  for (int t = 0; t < n; t += 16) {
+    sA[ty][tx] = A[r * n + t + tx]; sB[ty][tx] = B[(t + ty) * n + c]; __syncthreads();
+    for (int k = 0; k < 16; ++k) acc += sA[ty][k] * sB[k][tx];
+    __syncthreads(); }
+  C[r * n + c] = acc;
+}
+"""
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    experiment: str
+    variant: str
+    size: int                  # elements (or n of an n×n matrix)
+    time_s: float              # median over the repeats (CUDA events)
+    min_time_s: float
+    bytes_moved: int           # useful bytes the variant must read + write (same for all variants of one experiment)
+    bw_GBps: float | None
+    pct_of_hbm: float | None   # of the datasheet HBM bandwidth (helpers.core.specs)
+    tflops: float | None
+    rate_per_s: float | None   # atomics: updates per second
+    correct: bool
+    device: str
+
+
+def available() -> str | None:
+    """None when cupy kernels can run here, else why not."""
+    try:
+        import cupy as cp
+        cp.cuda.runtime.getDeviceCount()
+    except ImportError:
+        return "cupy is not installed (a GPU-only package): these kernels run on the H200"
+    except Exception as e:  # noqa: BLE001
+        return f"no CUDA GPU for cupy here ({type(e).__name__}): these kernels run on the H200"
+    return None
+
+
+def _ctx():
+    why = available()
+    if why:
+        raise RuntimeError(why)
+    import cupy as cp
+    import torch
+
+    from helpers.core import specs
+
+    mod = cp.RawModule(code=SRC, options=("-std=c++14",))
+    name = torch.cuda.get_device_name(0)
+    s = specs.lookup(name, warn=False)
+    return cp, mod, name, (float(s.hbm_GBps) if s else None)
+
+
+def _time(fn, repeats: int = 20):
+    return timing.time_fn(fn, device="cuda", warmup=3, repeats=repeats)
+
+
+def _rec(exp, var, size, t, nbytes, hbm, dev, correct, flop=None, updates=None):
+    bw = nbytes / t.median_s / 1e9 if nbytes else None
+    return KernelResult(exp, var, size, t.median_s, t.min_s, nbytes, bw, None if (bw is None or not hbm) else
+                        100 * bw / hbm, None if flop is None else flop / t.median_s / 1e12,
+                        None if updates is None else updates / t.median_s, bool(correct), dev)
+
+
+def memory_experiments(n: int = 2**26) -> list[KernelResult]:
+    """copy (strides 1…32), transpose (3 variants), reduction (4 stages) on ``n`` fp32 elements."""
+    cp, mod, dev, hbm = _ctx()
+    if n < 2**20 or n & (n - 1):
+        raise ValueError(f"n={n}: use a power of two ≥ 2**20 (arrays must dwarf the 60 MB L2 to measure HBM)")
+    x = cp.random.default_rng(0).standard_normal(n, dtype=cp.float32)
+    y = cp.empty_like(x)
+    out: list[KernelResult] = []
+    k = mod.get_function("copy_perm")
+    for stride in (1, 2, 4, 8, 32):
+        f = lambda s=stride: k(((n + 255) // 256,), (256,), (x, y, np.uint32(n), np.uint32(s)))  # noqa: E731
+        f()                                   # a permutation: same multiset of values, same sum
+        ok = abs(float(y.sum()) - float(x.sum())) <= 1e-3 * float(cp.abs(x).sum())
+        ok = ok and (stride != 1 or bool(cp.array_equal(x, y)))
+        out.append(_rec("copy", f"stride {stride}", n, _time(f), 8 * n, hbm, dev, ok))
+    side = 2 ** (int(np.log2(n)) // 2)                  # the largest square power-of-two matrix in n elements
+    A = x[: side * side].reshape(side, side)
+    B = cp.empty_like(A)
+    for var in ("naive", "shared", "padded"):
+        kt = mod.get_function(f"transpose_{var}")
+        f = lambda kt=kt: kt((side // 32, side // 32), (32, 8), (A, B, np.int32(side)))  # noqa: E731
+        f()
+        out.append(_rec("transpose", var, side * side, _time(f), 8 * side * side, hbm, dev, bool(cp.array_equal(B, A.T))))
+    acc = cp.zeros(1, dtype=cp.float32)
+    want = float(x.astype(cp.float64).sum())
+    tol = 1e-3 * float(cp.abs(x).sum())
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    for var, grid, arg in (("1 interleaved tree", (n // 256,), n), ("2 sequential tree", (n // 256,), n),
+                           ("3 warp shuffle", (n // 256,), n), ("4 float4 grid-stride", (sms * 8,), n // 4)):
+        kr = mod.get_function({"1": "reduce_interleaved", "2": "reduce_sequential", "3": "reduce_shuffle",
+                               "4": "reduce_vec4"}[var[0]])
+        f = lambda kr=kr, g=grid, a=arg: kr(g, (256,), (x, acc, np.uint32(a)))  # noqa: E731
+        acc.fill(0)
+        f()
+        ok = abs(float(acc[0]) - want) <= tol
+        out.append(_rec("reduction", var, n, _time(f), 4 * n, hbm, dev, ok))    # acc keeps adding: timing only
+    return out
+
+
+def compute_experiments(n_div: int = 2**24, n_atomic: int = 2**24, n_mm: int = 2048) -> list[KernelResult]:
+    """divergence, atomics under contention, and naive / tiled / cuBLAS matmul."""
+    cp, mod, dev, hbm = _ctx()
+    import torch
+
+    out: list[KernelResult] = []
+    x0 = cp.random.default_rng(1).standard_normal(n_div, dtype=cp.float32)
+    kb = mod.get_function("branch")
+    for var, per_warp in (("per lane (divergent)", 0), ("per warp (uniform)", 1)):
+        x = x0.copy()
+        f = lambda x=x, p=per_warp: kb(((n_div + 255) // 256,), (256,), (x, np.uint32(n_div), np.int32(p)))  # noqa: E731
+        out.append(_rec("divergence", var, n_div, _time(f), 0, hbm, dev, True, flop=2 * 64 * n_div))
+    kc = mod.get_function("count")
+    for nb in (1, 32, 1024, 65536):
+        bins = cp.zeros(nb, dtype=cp.uint32)
+        f = lambda b=bins, m=nb: kc(((n_atomic + 255) // 256,), (256,), (b, np.uint32(n_atomic), np.uint32(m)))  # noqa: E731
+        f()
+        ok = int(bins.sum()) == n_atomic
+        out.append(_rec("atomics", f"{nb} counters", n_atomic, _time(f), 0, hbm, dev, ok, updates=n_atomic))
+    if n_mm % 16:
+        raise ValueError(f"n_mm={n_mm}: use a multiple of 16")
+    g = cp.random.default_rng(2)
+    A, B = (g.standard_normal((n_mm, n_mm), dtype=cp.float32) for _ in range(2))
+    C = cp.empty_like(A)
+    tA, tB = torch.from_dlpack(A), torch.from_dlpack(B)
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False          # cuBLAS in true fp32, like the two hand kernels
+    try:
+        ref = tA @ tB
+        tol = 1e-3 * n_mm ** 0.5
+        for var in ("naive", "tiled"):
+            km = mod.get_function(f"matmul_{var}")
+            f = lambda km=km: km((n_mm // 16, n_mm // 16), (16, 16), (A, B, C, np.int32(n_mm)))  # noqa: E731
+            f()
+            ok = float((torch.from_dlpack(C) - ref).abs().max()) <= tol
+            out.append(_rec("matmul", var, n_mm, _time(f, 5), 0, hbm, dev, ok, flop=2 * n_mm**3))
+        out.append(_rec("matmul", "cuBLAS (torch.mm, fp32)", n_mm, _time(lambda: torch.mm(tA, tB), 5), 0, hbm,
+                        dev, True, flop=2 * n_mm**3))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    return out
