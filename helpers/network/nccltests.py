@@ -182,10 +182,11 @@ def _check_factor(rows, op, n, warnings) -> int | None:
     return implied
 
 
-def fit_alpha_beta(log: Log, placement: str = "out-of-place", min_bytes: int = 1) -> commmodel.Fit:
-    """t = α + β·S over the rows of ``placement`` (sizes ≥ ``min_bytes``, rows with #wrong = 0)."""
-    pts = [(r.size_bytes, r.time_us * 1e-6) for r in log.rows
-           if r.placement == placement and r.size_bytes >= min_bytes and not r.wrong and r.time_us > 0]
+def fit_alpha_beta(log: Log, placement: str = "out-of-place", min_bytes: int = 1,
+                   max_bytes: float = float("inf")) -> commmodel.Fit:
+    """t = α + β·S over the rows of ``placement`` (``min_bytes`` ≤ size ≤ ``max_bytes``, rows with #wrong = 0)."""
+    pts = [(r.size_bytes, r.time_us * 1e-6) for r in log.rows if r.placement == placement
+           and min_bytes <= r.size_bytes <= max_bytes and not r.wrong and r.time_us > 0]
     if len(pts) < 2:
         raise ValueError(f"{len(pts)} usable {placement} rows: the α-β fit needs ≥ 2 sizes (run with -b 8 -e 1G)")
     return commmodel.fit([s for s, _ in pts], [t for _, t in pts])
