@@ -168,6 +168,29 @@ SAXPY = r'''extern "C" __global__ void saxpy(float a, const float* __restrict__ 
 '''
 
 
+def parse_ptxas_v(text: str) -> dict[str, dict]:
+    """Registers, shared memory and spills per kernel from ``ptxas -v`` output (``nvcc -Xptxas -v``).
+
+    A ``Used N registers`` line belongs to the entry function named by the last ``Compiling entry function``
+    line before it; ``Function properties for`` lines of device functions carry the spill counts only."""
+    out: dict[str, dict] = {}
+    entry, spills = None, {}
+    for line in text.splitlines():
+        if m := re.search(r"Compiling entry function '([^']+)'", line):
+            entry = m.group(1)
+        elif m := re.search(r"Function properties for (\S+)", line):
+            spills = {"fn": m.group(1)}
+        elif m := re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line):
+            spills.update(stores=int(m.group(1)), loads=int(m.group(2)))
+        elif (m := re.search(r"Used (\d+) registers", line)) and entry is not None:
+            smem = re.search(r"(\d+) bytes smem", line)
+            same = spills.get("fn") == entry
+            out[entry] = {"registers": int(m.group(1)), "smem_bytes": int(smem.group(1)) if smem else 0,
+                          "spill_store_bytes": spills.get("stores", 0) if same else 0}
+            entry = None
+    return out
+
+
 @dataclass(frozen=True)
 class ToolchainListing:
     kernel: str
@@ -194,9 +217,9 @@ def ptx_sass(source: str = SAXPY, arch: str = "sm_90", name: str = "saxpy") -> T
             raise RuntimeError(f"nvcc -ptx failed: {ptx.stderr.strip()[:300]}")
         cub = subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-Xptxas", "-v", "-o", str(Path(d) / "k.cubin"),
                               str(cu)], capture_output=True, text=True, timeout=120)
-        m = re.search(r"Used (\d+) registers", cub.stderr)
+        used = parse_ptxas_v(cub.stdout + cub.stderr)
         sass = subprocess.run([cob, "-sass", str(Path(d) / "k.cubin")], capture_output=True, text=True,
                               timeout=60).stdout if cob else ""
-        return ToolchainListing(name, arch, int(m.group(1)) if m else None, (Path(d) / "k.ptx").read_text(), sass,
+        return ToolchainListing(name, arch, used.get(name, {}).get("registers"), (Path(d) / "k.ptx").read_text(), sass,
                                 subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
                                 .splitlines()[-1] + ("" if cob else "; cuobjdump not on PATH: no SASS"))

@@ -1,0 +1,32 @@
+"""helpers.core.gpusampler: NVML sampling that degrades to an empty result with a reason."""
+import pytest
+
+from helpers.core import gpusampler
+
+
+def test_no_gpu_gives_reason_not_error():
+    with gpusampler.Sampler(interval_s=0.005) as s:
+        pass
+    sm = s.summary()
+    assert set(sm) >= {"sm_clock_MHz_median", "power_W_median", "throttle_reasons", "samples", "sampler_note"}
+    if sm["samples"] == 0:
+        assert sm["sampler_note"] and sm["sm_clock_MHz_median"] is None
+
+
+def test_reason_names():
+    assert gpusampler.reason_names(0) == []
+    assert gpusampler.reason_names(0x4 | 0x1) == ["gpu_idle", "sw_power_cap"]
+    assert gpusampler.reason_names(0x400) == ["0x400"]
+    with pytest.raises(ValueError, match="mask=-1"):
+        gpusampler.reason_names(-1)
+    with pytest.raises(ValueError, match="interval_s=0"):
+        gpusampler.Sampler(interval_s=0)
+
+
+def test_summary_of_recorded_samples():
+    s = gpusampler.Sampler()
+    s.samples = [gpusampler.Sample(0.0, 1980, 400.0, 50, 0x0), gpusampler.Sample(0.1, 1500, 700.0, 60, 0x4),
+                 gpusampler.Sample(0.2, 1600, 690.0, 61, 0x4)]
+    sm = s.summary()
+    assert sm["sm_clock_MHz_median"] == 1600 and sm["sm_clock_MHz_min"] == 1500
+    assert sm["power_W_max"] == 700.0 and sm["throttle_reasons"] == ["sw_power_cap"] and sm["samples"] == 3
