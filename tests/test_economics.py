@@ -95,3 +95,45 @@ def test_autoscale_cheaper_than_static_and_spinup_costs_drops():
     assert a.cost_usd < s.cost_usd and s.dropped_frac == 0
     slow = autoscale.simulate(d, target_util=1.0, spinup_min=30)
     assert slow.dropped_frac > a.dropped_frac
+
+
+class FakeNVML:
+    """Enough of pynvml for the sampler: power rises 100 W per call, the energy counter advances 1 J per call."""
+    NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 0, 1, 0
+
+    def __init__(self):
+        self.calls = 0
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return "h0"
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        self.calls += 1
+        return 700_000                                      # mW
+
+    def nvmlDeviceGetClockInfo(self, h, which):
+        return 1500 if which == 0 else 2619
+
+    def nvmlDeviceGetTemperature(self, h, which):
+        return 60
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h):
+        return 0x4
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, h):
+        self.calls += 1
+        return 1000 * self.calls                            # mJ
+
+
+def test_sampler_gpu_path_with_fake_nvml():
+    fake = FakeNVML()
+    s = power.PowerSampler(interval_s=0.005, nvml=fake)
+    assert s.source == "nvml"
+    with s:
+        import time
+        time.sleep(0.05)
+    assert s.samples and all(x.power_W == 700.0 and x.throttle == "sw_power_cap" for x in s.samples)
+    assert s.energy_J() > 0                                 # from the counter's difference
+    r = power.summarise("gemm", "fake", s, steps=10, tokens_per_step=100, time_s=0.05)
+    assert r.mean_power_W == 700.0 and r.throttle_reasons == "sw_power_cap" and r.power_source == "nvml"
+    assert r.energy_per_token_mJ == pytest.approx(r.energy_J / 1000 * 1000)

@@ -44,12 +44,13 @@ class PowerSample:
 class PowerSampler:
     """``with PowerSampler(gpu=0) as s: work()`` — then ``s.samples``, ``s.energy_J()``, ``s.source``."""
 
-    def __init__(self, gpu: int = 0, interval_s: float = 0.05):
+    def __init__(self, gpu: int = 0, interval_s: float = 0.05, nvml="auto"):
         if not 0.001 <= interval_s <= 10:
             raise ValueError(f"interval_s={interval_s}: give 0.001..10 s (NVML updates power about every 20-100 ms)")
         self.gpu, self.interval_s = gpu, interval_s
         self.samples: list[PowerSample] = []
-        self._nvml, why = nvmlquery.load_nvml()
+        # ``nvml`` = an initialised pynvml-like module (tests pass a fake one); "auto" loads the real one
+        self._nvml, why = nvmlquery.load_nvml() if nvml == "auto" else (nvml, None if nvml else "NVML not given")
         self._h = None
         if self._nvml is not None:
             self._h, err = nvmlquery.ask(self._nvml.nvmlDeviceGetHandleByIndex, gpu)
