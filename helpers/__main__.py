@@ -15,6 +15,7 @@ from pathlib import Path
 TOOLS: dict[str, str] = {
     "device": "helpers.core.device",
     "launch": "helpers.core.launch",
+    "smiparse": "helpers.core.smiparse",
     "backends": "helpers.compute.backends",
     "transfer": "helpers.compute.transfer",
     "bench": "helpers.compute.bench",

@@ -101,3 +101,22 @@ def test_smi_rejects_other_text():
         smiparse.parse_query("Hello")
     with pytest.raises(ValueError, match="no GPU rows"):
         smiparse.parse_table("No devices were found")
+
+
+def test_capture_reads_what_the_machine_prints(tmp_path, monkeypatch):
+    fake = tmp_path / "nvidia-smi"           # replays published output: the capture path without a GPU
+    fake.write_text("#!/bin/sh\ncase \"$1\" in\n"
+                    f"  -q) cat {REAL}/nvidia-smi-q/thamada-L40S.txt;;\n"
+                    f"  topo) cat {REAL}/nvidia-smi-topo/stelline-puget-threadripper-pro-wrx90.txt;;\n"
+                    f"  *) cat {REAL}/nvidia-smi/thamada-L40S.txt;;\nesac\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{__import__('os').environ['PATH']}")
+    recs, why = smiparse.capture()
+    assert [r["parsed"] for r in recs] == ["1 GPU(s): NVIDIA L40S", "1 GPU(s): NVIDIA L40S", "4 devices"]
+    assert "NVSMI LOG" in recs[1]["raw_text"] and "captured 3" in why
+
+
+def test_capture_without_driver(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    recs, why = smiparse.capture()
+    assert recs == [] and "not on PATH" in why

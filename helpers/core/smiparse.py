@@ -4,7 +4,8 @@ Both are what people paste into issues and tickets, so both are read as text: :f
 table (one block of two lines per GPU, then the process list) and :func:`parse_query` the indented ``-q`` report
 (a tree of ``Key : value`` lines, four spaces per level). Values keep nvidia-smi's units in the field names
 (``memory_total_MiB``, ``power_limit_W``); ``N/A`` becomes None. Text that is neither raises ``ValueError`` saying
-what it saw. This module imports no other helper.
+what it saw. ``python -m helpers smiparse --out F.json`` captures the three outputs on a GPU machine, raw text
+included. This module imports no other wing.
 """
 from __future__ import annotations
 
@@ -160,3 +161,59 @@ def parse_query(text: str) -> Query:
     att = top.get("Attached GPUs")
     return Query(top.get("Driver Version"), top.get("CUDA Version"), int(att) if att and att.isdigit() else None,
                  tuple(gpus))
+
+
+def capture(timeout_s: float = 30.0) -> tuple[list[dict], str]:
+    """Run ``nvidia-smi``, ``nvidia-smi -q`` and ``nvidia-smi topo -m`` here; one record per command with its raw
+    text (so the output can join the real-input corpus) and what the readers made of it. ([], reason) without
+    nvidia-smi."""
+    import shutil
+    import subprocess
+
+    from helpers.core import topology
+
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return [], "nvidia-smi is not on PATH (no NVIDIA driver here): nothing to capture"
+    recs = []
+    for args, read in ((["nvidia-smi"], parse_table), (["nvidia-smi", "-q"], parse_query),
+                       (["nvidia-smi", "topo", "-m"], topology.parse_topo_matrix)):
+        try:
+            p = subprocess.run([exe, *args[1:]], capture_output=True, text=True, timeout=timeout_s)
+            raw, err = p.stdout, (p.stderr.strip() if p.returncode else "")
+        except subprocess.TimeoutExpired:
+            raw, err = "", f"timed out after {timeout_s:.0f} s"
+        try:
+            parsed = read(raw) if raw else None
+            summary = (f"{len(parsed.gpus)} GPU(s): {parsed.gpus[0].name}" if isinstance(parsed, (Table, Query))
+                       else f"{len(parsed.devices)} devices" if parsed else "no matrix")
+        except ValueError as e:
+            summary = f"reader refused it: {e}"
+        recs.append({"command": " ".join(args), "returncode_error": err, "parsed": summary, "raw_text": raw})
+    return recs, f"captured {len(recs)} commands with {exe}"
+
+
+def main(argv=None) -> int:
+    import argparse
+    import sys
+
+    from helpers.core import results
+
+    ap = argparse.ArgumentParser(prog="python -m helpers smiparse",
+                                 description="capture nvidia-smi's text outputs here and read them")
+    results.add_output_args(ap)
+    a = ap.parse_args(argv)
+    recs, why = capture()
+    print(why, file=sys.stderr)
+    if not recs:
+        return 2
+    results.emit(recs, "nvidia_smi_text", a, columns=["command", "parsed", "returncode_error"])
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    from helpers.core import cli
+
+    sys.exit(cli.run(main))
