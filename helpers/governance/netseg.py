@@ -28,7 +28,11 @@ RULES = [   # (from, to, port/protocol): the allowed flows; everything else is d
     ("login", "storage", "tcp/2049 (read-only home)"), ("compute", "compute", "IB verbs"),
 ]
 
-POLICIES = [  # (from, to, must_be_reachable)
+# zones that forward packets (a VPN gateway routes, a leased line is a link); hosts such as the bastion and login
+# nodes end the connection: going on from them takes a new, authenticated session (a "hop")
+FORWARDERS = {"vpn-gw", "leased-line", "internet", "office"}
+
+POLICIES = [  # (from, to, must_be_reachable) at the packet level, without logging in anywhere on the way
     ("internet", "bmc", False), ("internet", "storage", False), ("office", "bmc", False),
     ("internet", "compute", False), ("vpn-gw", "login", True), ("leased-line", "login", True),
 ]
@@ -44,11 +48,14 @@ def graph(rules=RULES) -> nx.DiGraph:
     return g
 
 
-def reachable(g: nx.DiGraph, src: str, dst: str) -> list[str] | None:
-    """The shortest path of allowed flows from src to dst, or None."""
+def reachable(g: nx.DiGraph, src: str, dst: str, with_logins: bool = False) -> list[str] | None:
+    """The shortest path of allowed flows from src to dst, or None. By default packets pass only through
+    forwarding zones; ``with_logins=True`` also lets a user log in at a host and go on from there."""
+    keep = set(g) if with_logins else FORWARDERS | {src, dst}
+    h = g.subgraph(keep)
     try:
-        return nx.shortest_path(g, src, dst)
-    except nx.NetworkXNoPath:
+        return nx.shortest_path(h, src, dst)
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
         return None
 
 
@@ -56,6 +63,8 @@ def audit(g: nx.DiGraph, policies=POLICIES) -> list[dict]:
     out = []
     for a, b, want in policies:
         path = reachable(g, a, b)
+        hops = reachable(g, a, b, with_logins=True)
         out.append({"from": a, "to": b, "required": "reachable" if want else "unreachable",
-                    "path": " → ".join(path) if path else "—", "ok": (path is not None) == want})
+                    "packet_path": " → ".join(path) if path else "—",
+                    "with_logins": " → ".join(hops) if hops else "—", "ok": (path is not None) == want})
     return out
