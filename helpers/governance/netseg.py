@@ -32,7 +32,7 @@ RULES = [   # (from, to, port/protocol): the allowed flows; everything else is d
 # nodes end the connection: going on from them takes a new, authenticated session (a "hop")
 FORWARDERS = {"vpn-gw", "leased-line", "internet", "office"}
 
-POLICIES = [  # (from, to, must_be_reachable) at the packet level, without logging in anywhere on the way
+POLICIES = [  # (from, to, must_be_reachable): "unreachable" = no packet path; "reachable" = a path with logins
     ("internet", "bmc", False), ("internet", "storage", False), ("office", "bmc", False),
     ("internet", "compute", False), ("vpn-gw", "login", True), ("leased-line", "login", True),
 ]
@@ -66,5 +66,6 @@ def audit(g: nx.DiGraph, policies=POLICIES) -> list[dict]:
         hops = reachable(g, a, b, with_logins=True)
         out.append({"from": a, "to": b, "required": "reachable" if want else "unreachable",
                     "packet_path": " → ".join(path) if path else "—",
-                    "with_logins": " → ".join(hops) if hops else "—", "ok": (path is not None) == want})
+                    "with_logins": " → ".join(hops) if hops else "—",
+                    "ok": (hops is not None) if want else (path is None)})
     return out
