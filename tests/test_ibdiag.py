@@ -74,3 +74,23 @@ def test_counter_table_and_excerpt():
     assert "Polling" in ibdiag.excerpt("link_down", "ibstat", "Polling")
     with pytest.raises(ValueError, match="no line"):
         ibdiag.excerpt("healthy", "ibstat", "Polling")
+
+
+def test_ibstatus_alone_keeps_state_and_physical_state():
+    # the book's link_down sample (written for the book): gpu03's mlx5_1 is DOWN / Polling in ibstatus
+    s = ibparse.snapshot({"ibstatus": ibparse.sample_text("link_down", "ibstatus")}, "sample: ibstatus only")
+    down = [p for p in s.ports if p.state != "Active"]
+    assert down and all(p.physical_state == "Polling" for p in down)
+    assert ibdiag.primary(ibdiag.diagnose(s)) == "link_down"
+
+
+def test_ibdiagnet_unexpected_width_and_speed_wording():
+    # lines in ibdiagnet 2.x's wording (written for the book): width and speed downgrades are low_bandwidth
+    text = ibparse.sample_text("healthy", "ibdiagnet").replace(
+        "-I- Links Check finished successfully",
+        "-E- Link: leaf01/P2<-->gpu02/U1/P1 - Unexpected actual link speed 2.5 (enable_speed1=\"2.5 or 5 or 10\", "
+        "enable_speed2=\"2.5 or 5 or 10\" therefore final speed should be 10)\n"
+        "-E- Link: leaf01/P3<-->gpu03/U1/P1 - Unexpected width 1x (expected 4x)")
+    assert "Unexpected width" in text
+    fs = ibdiag.diagnose(ibparse.snapshot({"ibdiagnet": text}, "sample: edited"))
+    assert sum(f.fault == "low_bandwidth" for f in fs) == 2
