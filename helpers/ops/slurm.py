@@ -237,6 +237,24 @@ def _wait(ready, procs, name: str, log: Path, timeout_s: float) -> None:
         time.sleep(0.2)
 
 
+def run_trace(c: Cluster, jobs, timeout_s: float = 120.0) -> dict[int, float]:
+    """Submit a schedsim trace (``size`` = CPUs, ``runtime_s`` = a sleep, ``limit_s`` = ``--time``) held, release
+    it at once so Slurm sees the whole queue together, and return {trace id: start time in s after the first start}."""
+    import datetime as dt
+
+    ids = {}
+    for j in jobs:
+        if j.limit_s % 60:
+            raise ValueError(f"job {j.id}: limit_s={j.limit_s} is not whole minutes (Slurm keeps --time in minutes)")
+        ids[c.sbatch(f"#!/bin/bash\nsleep {j.runtime_s:g}\n", name=f"trace{j.id}", cpus=j.size,
+                     time_min=int(j.limit_s // 60), extra=("--hold",))] = j.id
+    c.run("scontrol", "release", ",".join(str(k) for k in ids))
+    recs = c.wait(list(ids), timeout_s=timeout_s)
+    starts = {ids[int(r["JobId"])]: dt.datetime.fromisoformat(r["StartTime"]).timestamp() for r in recs}
+    t0 = min(starts.values())
+    return {k: v - t0 for k, v in starts.items()}
+
+
 # ---- parsing ------------------------------------------------------------------------------------------------
 
 def parse_jobcomp(text: str) -> list[dict[str, str]]:
