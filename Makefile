@@ -38,9 +38,10 @@ check: install
 glossary: install
 	$(PY) scripts/glossary.py
 
+# plotly.js, MathJax and a subset CJK webfont into _build/vendor, from installed packages (nothing vendored in git;
+# not under _static/, which Jupyter Book would load on every page). book/_ext/bookpages.py serves them.
 static: install
-	mkdir -p _static
-	$(PY) -c "import plotly, pathlib, shutil; src = pathlib.Path(plotly.__file__).parent / 'package_data' / 'plotly.min.js'; shutil.copy(src, '_static/plotly.min.js')"
+	$(PY) scripts/static_assets.py
 
 book: install glossary static
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going

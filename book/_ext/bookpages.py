@@ -1,0 +1,106 @@
+"""Sphinx extension: pages that work offline, stay light and read well on any screen (issue 16).
+
+What it does to the built HTML (the notebooks' stored outputs are not touched, so nothing needs re-executing):
+
+* vendored libraries come from ``_build/vendor`` (filled by ``make static`` from installed packages: plotly.js
+  from the ``plotly`` wheel, MathJax 3 from the ``django-static-mathjax`` wheel) and are served from ``_static/``;
+  MathJax is loaded by Sphinx only on pages with equations (``mathjax_path`` in ``_config.yml``);
+* plotly.min.js and ``book-figures.js`` are added, deferred, only to pages that hold a plotly figure; each figure's
+  inline ``Plotly.newPlot`` script is rewritten to run at ``DOMContentLoaded`` (after the deferred library);
+* long floats in a figure's numeric arrays are rounded to ``SIG_DIGITS`` significant digits (thinning: a screen
+  cannot show more, and the largest pages halve);
+* duplicate inline scripts are dropped (sphinx-thebe declares ``const THEBE_JS_URL`` twice otherwise);
+* the chapter's jupytext ``.md`` source is offered in the download menu beside the ``.ipynb``;
+* ``book.css`` (responsive tables/outputs, CJK font stack, dark-mode figures) is added to every page.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+SIG_DIGITS = 5
+VENDOR_DIR = Path("_build") / "vendor"
+PLOTLY_JS = "plotly/plotly.min.js"
+FIGURES_JS = "book-figures.js"
+
+# The inline script plotly's to_html emits after each figure div (stored in the notebooks' text/html outputs).
+_FIG_SCRIPT = re.compile(r'<script(?: type="text/javascript")?>(\s*window\.PLOTLYENV=.*?)</script>', re.S)
+_NUM_ARRAY = re.compile(r"\[[-+0-9.eEnul,]+\]")  # a JSON array of numbers/nulls: no quotes, so no strings
+_LONG_FLOAT = re.compile(r"-?\d+\.\d{%d,}(?:[eE][-+]?\d+)?" % (SIG_DIGITS + 1))
+
+
+def _short(m: re.Match) -> str:
+    v = float(m.group(0))
+    s = f"{v:.{SIG_DIGITS}g}"
+    return s if len(s) < len(m.group(0)) else m.group(0)
+
+
+def thin_numbers(script: str) -> str:
+    """Round long floats inside numeric JSON arrays (never inside strings, labels or hover templates)."""
+    return _NUM_ARRAY.sub(lambda a: _LONG_FLOAT.sub(_short, a.group(0)), script)
+
+
+def defer_figures(body: str) -> tuple[str, int]:
+    """Make every plotly figure script wait for DOMContentLoaded (the deferred plotly.min.js has run by then)."""
+    def wrap(m: re.Match) -> str:
+        return ('<script>window.addEventListener("DOMContentLoaded", function () {'
+                + thin_numbers(m.group(1)) + '});</script>')
+    return _FIG_SCRIPT.subn(wrap, body)
+
+
+def _dedupe_scripts(context: dict) -> None:
+    files, seen, keep = context.get("script_files") or [], set(), []
+    for js in files:
+        key = (getattr(js, "filename", js) or "", str(getattr(js, "attributes", {}).get("body", "")))
+        if key not in seen:
+            seen.add(key)
+            keep.append(js)
+    files[:] = keep
+
+
+def _md_source(app, pagename: str) -> Path | None:
+    """The jupytext .md paired with a notebook page, if any."""
+    src = Path(app.srcdir) / (pagename + ".ipynb")
+    md = src.with_suffix(".md")
+    return md if src.exists() and md.exists() else None
+
+
+def page_context(app, pagename, templatename, context, doctree):
+    _dedupe_scripts(context)
+    body = context.get("body")
+    if body and "Plotly.newPlot" in body:
+        context["body"], n = defer_figures(body)
+        if n:
+            app.builder.add_js_file(PLOTLY_JS, defer="defer")
+            app.builder.add_js_file(FIGURES_JS, defer="defer")
+    md = _md_source(app, pagename)
+    if md is not None:
+        dest = Path(app.outdir) / "_sources" / (pagename + ".md")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(md, dest)
+        for group in context.get("header_buttons", []):
+            if group.get("label") == "download-buttons":
+                group["buttons"].insert(1, {
+                    "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
+                    "text": ".md", "icon": "fas fa-file-lines", "label": "download-md-button",
+                    "tooltip": "Download the MyST source (jupytext pairs it with the notebook)"})
+
+
+def builder_inited(app):
+    root = Path(app.srcdir)
+    vendor = root / VENDOR_DIR
+    for path in (vendor, root / "assets" / "css", root / "assets" / "js"):
+        if path.is_dir() and str(path) not in app.config.html_static_path:
+            app.config.html_static_path.append(str(path))
+    if not (vendor / PLOTLY_JS).exists():
+        raise RuntimeError(f"{vendor / PLOTLY_JS} is missing: run `make static` (it copies plotly.js and MathJax "
+                           "from the installed packages) before building the book")
+    app.add_css_file("book.css")
+
+
+def setup(app):
+    app.connect("builder-inited", builder_inited)
+    # after sphinx-book-theme's header buttons (priority 501)
+    app.connect("html-page-context", page_context, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
