@@ -153,3 +153,10 @@ def test_every_real_file_is_listed_and_read():
             if f.name != "SOURCES.md":
                 assert f"`{f.name}`" in sources, f"{fmt}/{f.name} is not in SOURCES.md"
                 assert f.name in tests, f"{fmt}/{f.name} is read by no test"
+
+
+def test_ibstat_without_indentation_as_web_pages_show_it():
+    s = snap("ibstat", "advancedclustering-kb-flat-qdr.txt")
+    (p,) = s.ports
+    assert (p.ca, p.state, p.physical_state, p.rate_Gbps, p.base_lid, p.sm_lid) == ("mlx4_0", "Active", "LinkUp", 40, 1, 1)
+    assert ibdiag.primary(ibdiag.diagnose(s)) == "healthy"      # "for proper operation … Active … LinkUp"
