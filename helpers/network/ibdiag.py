@@ -323,10 +323,11 @@ def main(argv=None) -> int:
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--sample", help=f"one shipped scenario: {', '.join(ibparse.scenarios())}")
     g.add_argument("--live", action="store_true", help="run the IB tools installed on this host")
-    ap.add_argument("--inventory", help="fabric.yaml of your fabric (default: the book's sample fabric)")
+    ap.add_argument("--inventory", help="fabric.yaml of your fabric (default: the book's sample fabric for the "
+                                        "samples, and for --live one inferred from the fabric's own ports)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    inv = load_inventory(a.inventory)
+    inv = load_inventory(a.inventory) if a.inventory else None
     if a.live:
         snap, why = ibparse.capture_live()
         if snap is None:
