@@ -11,7 +11,8 @@ NVIDIA ships in mig-parted (``tests/data/real/nvidia-smi-mig/``).
     from helpers.ops import mig
     mig.place("H200-141GB", ["3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"])   # → [Instance(...), ...] or None
     mig.pack("H200-141GB", ["3g.71gb"] * 3 + ["1g.35gb"] * 2)               # → Plan on the fewest GPUs
-    python -m helpers mig --gpu H200-141GB --request 3g.71gb,3g.71gb,1g.18gb
+    python -m helpers mig plan --gpu H200-141GB --request 3g.71gb,3g.71gb,1g.18gb
+    python -m helpers mig list --out mig.json           # this machine's profiles (read-only nvidia-smi queries)
 """
 from __future__ import annotations
 
@@ -212,13 +213,42 @@ def parse_lgipp(text: str) -> dict[int, tuple[tuple[int, ...], int]]:
     return out
 
 
+def list_real(timeout_s: float = 30.0) -> tuple[list[dict], str]:
+    """This machine's MIG profiles from ``nvidia-smi mig -lgip`` and ``-lgipp`` (read-only queries: nothing is
+    changed), with each profile's placements; ([], why) where nvidia-smi is absent or MIG is not enabled."""
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi") is None:
+        return [], "nvidia-smi not found (no NVIDIA driver here)"
+    out = {}
+    for flag in ("-lgip", "-lgipp"):
+        p = subprocess.run(["nvidia-smi", "mig", flag], capture_output=True, text=True, timeout=timeout_s)
+        out[flag] = p.stdout + p.stderr
+    rows = parse_lgip(out["-lgip"])
+    placements = parse_lgipp(out["-lgipp"])
+    for r in rows:
+        starts, size = placements.get(r["id"], ((), 0))
+        r["starts"], r["memory_slices"] = list(starts), size
+    why = "ok" if rows else " ".join(out["-lgip"].split())[:200] or "no MIG profiles listed"
+    return rows, why
+
+
 def main(argv: list[str] | None = None) -> int:
-    from helpers.core import cli
+    from helpers.core import cli, results
 
     ap = argparse.ArgumentParser(prog="python -m helpers mig", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", default="H200-141GB", choices=gpu_types())
-    ap.add_argument("--request", type=cli.csv_of(str), required=True, help="profiles, e.g. 3g.71gb,1g.18gb")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    pl = sub.add_parser("plan", help="pack MIG instances onto the fewest GPUs")
+    pl.add_argument("--gpu", default="H200-141GB", choices=gpu_types())
+    pl.add_argument("--request", type=cli.csv_of(str), required=True, help="profiles, e.g. 3g.71gb,1g.18gb")
+    ls = sub.add_parser("list", help="this machine's MIG profiles (nvidia-smi mig -lgip/-lgipp, read-only)")
+    results.add_output_args(ls)
     args = ap.parse_args(argv)
+    if args.cmd == "list":
+        rows, why = list_real()
+        results.emit(rows, "mig-profiles", args, note=why)
+        return 0
     plan = pack(args.gpu, list(args.request))
     for i, board in enumerate(plan.gpus):
         print(f"GPU {i}: " + ", ".join(f"{x.profile}@{x.start}" for x in board))
