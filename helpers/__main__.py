@@ -20,6 +20,7 @@ TOOLS: dict[str, str] = {
     "transfer": "helpers.compute.transfer",
     "bench": "helpers.compute.bench",
     "allocator": "helpers.compute.allocator",
+    "fp8": "helpers.compute.fp8",
     "collectives": "helpers.network.collectives",
     "ringallreduce": "helpers.network.ringallreduce",
     "ibdiag": "helpers.network.ibdiag",
@@ -44,6 +45,9 @@ TOOLS: dict[str, str] = {
     "health": "helpers.ops.health",
     "powertrace": "helpers.economics.power",
     "kernels": "helpers.kernels.kbench",
+    "nvflare": "helpers.governance.nvflare_run",
+    "qsim": "helpers.frontier.statevector",
+    "stencil": "helpers.frontier.stencil",
     "hardware": "helpers.figures.hardware",
     "overview": "helpers.figures.overview",
 }
