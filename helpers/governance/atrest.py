@@ -60,9 +60,12 @@ def open_sealed(key: bytes, chunks: list[tuple[bytes, bytes]]) -> bytes:
     for pos, (ad, blob) in enumerate(chunks):
         fid, i, n = HEADER.unpack(ad)
         fid0 = fid0 or fid
-        if fid != fid0 or i != pos or n != len(chunks):
-            raise ValueError(f"chunk {pos}: header says file {fid.hex()[:8]} chunk {i} of {n}: reordered, "
-                             "dropped or from another file")
+        if n != len(chunks):
+            raise ValueError(f"chunk {pos}: the file was sealed as {n} chunks but {len(chunks)} were given: "
+                             "chunks dropped or added")
+        if fid != fid0 or i != pos:
+            raise ValueError(f"chunk {pos}: header says chunk {i} of file {fid.hex()[:8]}: reordered or from "
+                             "another file")
         try:
             parts.append(aead.decrypt(blob[:12], blob[12:], ad))
         except InvalidTag:

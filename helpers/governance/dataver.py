@@ -3,7 +3,7 @@
 ``dvc add data.csv`` hashes the file (MD5 of its bytes), stores it in the cache at ``.dvc/cache/files/md5/<2>/<30>``
 and writes ``data.csv.dvc`` (outs: md5, size, hash: md5, path) for git to track. Same bytes, same address: a
 version is its hash, nothing is stored twice, and checking out an old pointer restores the exact data. This module
-writes the same layout (tested against real DVC 3.67.1 output in tests/data/real/dvc/), without DVC's 190 MB install.
+writes the same layout (tested against real DVC 3.67.1 output in tests/data/real/dvc/), without DVC's install (about 160 MB added to a fresh environment).
 """
 from __future__ import annotations
 

@@ -69,3 +69,9 @@ def audit(g: nx.DiGraph, policies=POLICIES) -> list[dict]:
                     "with_logins": " → ".join(hops) if hops else "—",
                     "ok": (hops is not None) if want else (path is None)})
     return out
+
+
+# fixed drawing positions (x: outside -> inside, y: spread), so the diagram is the same on every run
+POSITIONS = {"internet": (0, 3), "office": (0, 1.5), "leased-line": (0, 0), "vpn-gw": (1, 2.2),
+             "bastion": (2, 1), "login": (3, 2), "mgmt": (3, 0), "bmc": (4, -1), "compute": (4, 1.2),
+             "storage": (5, 2.4)}
