@@ -52,3 +52,27 @@ def test_bad_inputs():
         simt.run("nope")
     with pytest.raises(ValueError, match="multiple of 16"):
         simt.run("tiled", 40)
+
+
+def test_warp_request_counts():
+    assert simt.warp_request(1).sectors_per_request == 4 and simt.warp_request(1).efficiency_pct == 100
+    assert simt.warp_request(32).sectors_per_request == 32 and simt.warp_request(0).sectors_per_request == 1
+    assert simt.warp_request(1, itemsize=8).sectors_per_request == 8
+    assert simt.warp_request(2, space="shared").bank_ways_max == 2
+    assert simt.warp_request(33, space="shared").bank_ways_max == 1      # the padded column
+    with pytest.raises(ValueError, match="itemsize=3"):
+        simt.warp_request(1, itemsize=3)
+
+
+def test_reduction_trees_and_bfs():
+    from helpers.kernels import simalgos
+
+    runs = {k: simalgos.reduce(k, 256) for k in simalgos.KERNELS}
+    assert all(r.correct for r in runs.values())
+    assert runs["interleaved"].shared_requests > runs["sequential"].shared_requests
+    assert runs["interleaved"].active_lanes_mean < runs["sequential"].active_lanes_mean
+    assert runs["strided"].bank_ways_max > 1 == runs["sequential"].bank_ways_max
+    r, level = simalgos.bfs(n=40, p=0.1)
+    assert r.matches_networkx and level[0] == 0 and r.levels == r.max_level
+    with pytest.raises(ValueError, match="kernel='x'"):
+        simalgos.reduce("x")

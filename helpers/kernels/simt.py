@@ -197,6 +197,7 @@ class AccessStats:
     efficiency_pct: float | None         # global: useful bytes / (32 · sectors)
     bank_ways_mean: float | None         # shared: passes per request (1 = conflict-free)
     bank_ways_max: int | None
+    active_lanes_mean: float = 32.0      # threads of the warp taking part in a request (< 32: divergence or tail)
 
 
 def analyse(log: AccessLog, kernel: str, block_threads: int) -> list[AccessStats]:
@@ -214,9 +215,9 @@ def analyse(log: AccessLog, kernel: str, block_threads: int) -> list[AccessStats
         n_acc = sum(len(a) for a in reqs)
         if space == "global":
             sectors = [len({a // SECTOR_BYTES for a in r}) for r in reqs]
-            useful = sum(len(set(r)) * 4 for r in reqs)
+            useful = sum(len(set(r)) * 4 for r in reqs)          # fp32 kernels: 4 useful bytes per address
             out.append(AccessStats(kernel, name, space, op, len(reqs), n_acc, sum(sectors) / len(reqs),
-                                   100.0 * useful / (SECTOR_BYTES * sum(sectors)), None, None))
+                                   100.0 * useful / (SECTOR_BYTES * sum(sectors)), None, None, n_acc / len(reqs)))
         else:
             ways = []
             for r in reqs:
@@ -225,8 +226,24 @@ def analyse(log: AccessLog, kernel: str, block_threads: int) -> list[AccessStats
                     words[(a // BANK_BYTES) % BANKS].add(a // BANK_BYTES)
                 ways.append(max(len(w) for w in words.values()))
             out.append(AccessStats(kernel, name, space, op, len(reqs), n_acc, None, None,
-                                   sum(ways) / len(ways), max(ways)))
+                                   sum(ways) / len(ways), max(ways), n_acc / len(reqs)))
     return out
+
+
+def warp_request(stride_elems: int, itemsize: int = 4, space: str = "global") -> AccessStats:
+    """The counts for one warp whose lane i touches element i·stride (of ``itemsize`` bytes): sectors per request
+    (global) or bank ways (shared), through the same :func:`analyse` the kernels use."""
+    if stride_elems < 0 or itemsize not in (1, 2, 4, 8, 16):
+        raise ValueError(f"stride_elems={stride_elems}, itemsize={itemsize}: use a stride ≥ 0 and 1/2/4/8/16 bytes")
+    log = AccessLog()
+    log.rows = [("x", space, (0, 0, 0), lane, 0, lane * stride_elems * itemsize, False) for lane in range(WARP)]
+    (st,) = analyse(log, "one warp", WARP)
+    if space == "global":                                # analyse counts 4-byte words as useful: fix the size
+        useful = len({lane * stride_elems for lane in range(WARP)}) * itemsize
+        sectors = st.sectors_per_request
+        st = AccessStats(st.kernel, st.array, st.space, st.op, 1, WARP, sectors,
+                         100.0 * useful / (SECTOR_BYTES * sectors), None, None)
+    return st
 
 
 @dataclass(frozen=True)
