@@ -169,6 +169,8 @@ class GPUProperties:
     memory_clock_MHz: float | None        # as the CUDA runtime reports it (HBM: the DDR base clock)
     total_memory_bytes: int | None
     sources: tuple[str, ...]
+    shared_mem_per_block_optin_bytes: int | None = None   # the most one thread block may ask for (opt-in)
+    max_threads_per_block: int | None = None
 
 
 def _positive_int(v):
@@ -199,14 +201,19 @@ def gpu_properties() -> tuple[list[GPUProperties], str | None]:
              "l2_cache_bytes": getattr(p, "L2_cache_size", None),
              "memory_bus_width_bits": getattr(p, "memory_bus_width", None),
              "memory_clock_kHz": getattr(p, "memory_clock_rate", None),
-             "total_memory_bytes": getattr(p, "total_memory", None), "regs_per_sm": None}
+             "total_memory_bytes": getattr(p, "total_memory", None),
+             "regs_per_sm": getattr(p, "regs_per_multiprocessor", None),
+             "shared_mem_per_block_optin_bytes": getattr(p, "shared_memory_per_block_optin", None),
+             "max_threads_per_block": getattr(p, "max_threads_per_block", None)}
         src = ["torch"]
         if cp_props is not None:
             try:
                 c = cp_props(i)
                 alt = {"regs_per_sm": c.get("regsPerMultiprocessor"), "l2_cache_bytes": c.get("l2CacheSize"),
                        "memory_bus_width_bits": c.get("memoryBusWidth"), "memory_clock_kHz": c.get("memoryClockRate"),
-                       "shared_mem_per_sm_bytes": c.get("sharedMemPerMultiprocessor")}
+                       "shared_mem_per_sm_bytes": c.get("sharedMemPerMultiprocessor"),
+                       "shared_mem_per_block_optin_bytes": c.get("sharedMemPerBlockOptin"),
+                       "max_threads_per_block": c.get("maxThreadsPerBlock")}
                 for k, v in alt.items():
                     if _positive_int(t.get(k)) is None and _positive_int(v) is not None:
                         t[k] = v
@@ -217,6 +224,109 @@ def gpu_properties() -> tuple[list[GPUProperties], str | None]:
         out.append(GPUProperties(i, p.name, **{k: _positive_int(v) for k, v in t.items()},
                                  memory_clock_MHz=kHz / 1000 if kHz else None, sources=tuple(src)))
     return out, None
+
+
+# ---------------------------------------------------------------- the memory hierarchy, chips and servers
+
+# Hopper SM figures from the Hopper whitepaper (H100 SXM5), used only where neither a live GPU nor a recording answers
+HOPPER_WHITEPAPER = {"regs_per_sm": 65536, "shared_mem_per_sm_bytes": 228 * 1024,
+                     "shared_mem_per_block_optin_bytes": 227 * 1024, "l1_shared_per_sm_bytes": 256 * 1024,
+                     "l2_cache_bytes": 50 * 10**6, "sm_count": 132, "source": _HOPPER}
+# Grace Hopper: NVLink-C2C 900 GB/s in total, 450 GB/s each way (NVIDIA Grace Hopper Superchip architecture whitepaper)
+NVLINK_C2C_GBPS_PER_DIRECTION = 450.0
+GRACE_HOPPER_SOURCE = "https://resources.nvidia.com/en-us-grace-cpu/nvidia-grace-hopper"
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    level: str
+    per: str                       # "thread block", "SM" or "GPU"
+    capacity_bytes: int
+    gpu_total_bytes: int           # capacity × SMs for per-SM levels
+    source: str                    # "live", "recorded" or the whitepaper
+
+
+def memory_hierarchy(props: dict | None, total_memory_bytes: int | None = None) -> list[MemoryLevel]:
+    """Registers, shared memory (per block and per SM), L1+shared, L2 and HBM of one GPU, from the properties it
+    reported (``props``: a GPUProperties record as a dict, with ``props_source``) and the whitepaper for the rest."""
+    wp, got = HOPPER_WHITEPAPER, dict(props or {})
+    src = got.pop("props_source", "reported")
+
+    def pick(key):
+        v = got.get(key)
+        return (int(v), src) if v else (wp[key], "Hopper whitepaper (H100 SXM5)")
+    sms, sms_src = pick("sm_count")
+    regs, regs_src = pick("regs_per_sm")
+    smem, smem_src = pick("shared_mem_per_sm_bytes")
+    blk, blk_src = pick("shared_mem_per_block_optin_bytes")
+    l2, l2_src = pick("l2_cache_bytes")
+    hbm = total_memory_bytes or got.get("total_memory_bytes")
+    rows = [MemoryLevel("registers (32-bit × regs)", "SM", regs * 4, regs * 4 * sms, regs_src),
+            MemoryLevel("shared memory, one block (opt-in)", "thread block", blk, blk, blk_src),
+            MemoryLevel("shared memory", "SM", smem, smem * sms, smem_src),
+            MemoryLevel("L1 + shared memory (one array)", "SM", wp["l1_shared_per_sm_bytes"],
+                        wp["l1_shared_per_sm_bytes"] * sms, "Hopper whitepaper (H100 SXM5)"),
+            MemoryLevel("L2 cache", "GPU", l2, l2, l2_src)]
+    if hbm:
+        rows.append(MemoryLevel("HBM", "GPU", int(hbm), int(hbm), src if got.get("total_memory_bytes") else "datasheet"))
+    return rows
+
+
+def _yaml(name: str) -> list[dict]:
+    import yaml
+    from pathlib import Path
+
+    rows = yaml.safe_load((Path(__file__).parent / "data" / name).read_text(encoding="utf-8"))
+    bad = [r.get("gpu") or r.get("system") for r in rows if not str(r.get("source", "")).startswith("https://")]
+    if bad:
+        raise ValueError(f"helpers/figures/data/{name}: rows {bad} have no https source; every figure needs one")
+    return rows
+
+
+def chips():
+    """The dies behind the GPUs (chips.yaml) with derived columns: transistor density and dense BF16 TFLOP/s per
+    billion transistors (from the spec table where it has the GPU)."""
+    import pandas as pd
+
+    df = pd.DataFrame(_yaml("chips.yaml")).set_index("gpu")
+    df["density_MTr_per_mm2"] = df.transistors_billion * 1e3 / df.die_area_mm2
+    df["bf16_tflops"] = [getattr(specs.lookup(g, warn=False), "bf16_tflops", None) for g in df.index]
+    df["bf16_tflops_per_billion_tr"] = df.bf16_tflops / df.transistors_billion
+    return df
+
+
+def servers():
+    """Eight-GPU servers and boards (servers.yaml), one row each, with the source of every row."""
+    import pandas as pd
+
+    return pd.DataFrame(_yaml("servers.yaml")).set_index("system")
+
+
+def host_link_times(size_bytes: float, measured_GBps: float | None, pcie_gen: int = 5) -> list[dict]:
+    """How long ``size_bytes`` takes one way over the measured PCIe copy rate, the PCIe link's own limit and
+    Grace Hopper's NVLink-C2C (its datasheet rate: a specification, not a measurement)."""
+    if not size_bytes > 0:
+        raise ValueError(f"size_bytes={size_bytes!r} must be > 0")
+    rows = [("NVLink-C2C (Grace Hopper), datasheet", NVLINK_C2C_GBPS_PER_DIRECTION, GRACE_HOPPER_SOURCE),
+            (f"PCIe Gen{pcie_gen} x16 limit after encoding", specs.pcie_GBps(pcie_gen, 16), "PCI-SIG line rates")]
+    if measured_GBps:
+        rows.append(("PCIe, best pinned copy measured on the H200 machine", measured_GBps, "h200/transfer"))
+    return [{"link": n, "GBps_one_way": bw, "time_s": size_bytes / (bw * 1e9), "source": src} for n, bw, src in rows]
+
+
+def chips_figure(df=None):
+    """Transistors (log) against year, marker size by die area, one point per GPU."""
+    from helpers.core import plotting
+
+    df = chips() if df is None else df
+    fig = plotting.figure(title="Transistors per GPU package", xaxis_title="year",
+                          yaxis_title="transistors (billion)")
+    fig.add_scatter(x=df.year, y=df.transistors_billion, mode="markers+text", text=list(df.index),
+                    textposition="top center", marker=dict(size=14, color=plotting.SPEC), name="GPU",
+                    customdata=df[["process", "die"]].values,
+                    hovertemplate="%{text}: %{y} B transistors, %{customdata[0]}, %{customdata[1]}<extra></extra>")
+    fig.update_yaxes(type="log")
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
