@@ -214,8 +214,8 @@ def start_ranks(starts: dict[int, float], tol_s: float = 1.5) -> dict[int, int]:
 
 def slurm_check_trace() -> list[Job]:
     """Four jobs on an 8-CPU node where FIFO and backfill disagree (limits in whole minutes, as Slurm keeps them)."""
-    return [Job(1, 0.0, 4, 6.0, 180.0), Job(2, 0.0, 8, 2.0, 60.0), Job(3, 0.0, 4, 3.0, 60.0),
-            Job(4, 0.0, 4, 2.0, 300.0)]
+    return [Job(1, 0.0, 4, 4.0, 180.0), Job(2, 0.0, 8, 2.0, 60.0), Job(3, 0.0, 4, 2.0, 60.0),
+            Job(4, 0.0, 4, 1.0, 300.0)]
 
 
 def main(argv: list[str] | None = None) -> int:
