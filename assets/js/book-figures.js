@@ -51,10 +51,10 @@
   function sized(gd, o) {
     var u = {}, narrow = gd.clientWidth > 0 && gd.clientWidth < NARROW;
     if (narrow) {
-      u.legend = Object.assign({}, o.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.18, yanchor: "top",
+      u.legend = Object.assign({}, o.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.28, yanchor: "top",
                                                font: { size: 10 } });
-      u.margin = Object.assign({}, o.margin, { l: 45, r: 10, b: 60, t: Math.max(o.margin.t || 50, 70) });
-      u["title.font.size"] = 13;
+      u.margin = Object.assign({}, o.margin, { l: 45, r: 10, b: 100, t: Math.max(o.margin.t || 50, 70) });
+      u["title.font.size"] = 11;
       u["xaxis.automargin"] = true;
       u["yaxis.automargin"] = true;
       (o.menus || []).forEach(function (m, i) {
@@ -82,7 +82,11 @@
   function apply(gd, force) {
     if (!window.Plotly || !gd.layout) { return; }
     var o = snapshot(gd), u = themed(gd, o), s = sized(gd, o);
-    if (s) { Object.assign(u, s); }
+    if (s) {
+      Object.assign(u, s);
+      u.legend = Object.assign({}, u.legend, { bgcolor: u["legend.bgcolor"] });  // plotly: not both
+      delete u["legend.bgcolor"];
+    }
     window.Plotly.relayout(gd, u);
   }
 

@@ -9,7 +9,8 @@ What it does to the built HTML (the notebooks' stored outputs are not touched, s
   inline ``Plotly.newPlot`` script is rewritten to run at ``DOMContentLoaded`` (after the deferred library);
 * long floats in a figure's numeric arrays are rounded to ``SIG_DIGITS`` significant digits (thinning: a screen
   cannot show more, and the largest pages halve);
-* duplicate inline scripts are dropped (sphinx-thebe declares ``const THEBE_JS_URL`` twice otherwise);
+* duplicate inline scripts are dropped (sphinx-thebe declares ``const THEBE_JS_URL`` twice otherwise), and the
+  theme's colour mode defaults to ``auto`` (an empty one logs a console error on a first visit);
 * the chapter's jupytext ``.md`` source is offered in the download menu beside the ``.ipynb``;
 * ``book.css`` (responsive tables/outputs, CJK font stack, dark-mode figures) is added to every page.
 """
@@ -68,6 +69,8 @@ def _md_source(app, pagename: str) -> Path | None:
 
 def page_context(app, pagename, templatename, context, doctree):
     _dedupe_scripts(context)
+    # an empty default mode makes the theme log "Got invalid theme mode" on a reader's first visit
+    context["default_mode"] = context.get("default_mode") or "auto"
     body = context.get("body")
     if body and "Plotly.newPlot" in body:
         context["body"], n = defer_figures(body)

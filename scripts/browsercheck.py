@@ -1,0 +1,202 @@
+"""Open every page of the built book in headless Chromium and fail, naming page and item, on what a reader would see.
+
+Checks, per page, over a local HTTP server on 127.0.0.1 (a free port; stopped in ``finally``), with every request
+to another host blocked (so a page that needs the network fails here):
+
+* console errors and uncaught page errors;
+* failed requests (network failures, HTTP >= 400) and requests to other hosts (the book must work offline);
+* raw TeX left in the text after MathJax ran (``$…$``, ``\\(``, ``\\[``, ``\\frac``, ``\\begin{``), code excluded;
+* plotly figures that did not render (a ``.plotly-graph-div`` without its SVG);
+* broken internal links and anchors (``scripts/pageweights.py``: static, no browser needed);
+
+and saves screenshots of one chapter at desktop (1280 px) and phone (390 px) width into ``_build/screenshots/``.
+The browser is the system Chromium (Debian ``chromium``; ``.ci/run`` installs it), driven by Playwright — no browser
+is downloaded.
+
+    python scripts/browsercheck.py [_build/html] [--pages 'chapters/08*'] [--screenshot chapters/08-communication/communication.html]
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import functools
+import http.server
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pageweights  # noqa: E402
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+DESKTOP, PHONE = (1280, 900), (390, 844)
+TIMEOUT_MS = 30_000
+
+# Runs in the page: the text a reader sees (code, math output and scripts excluded) with TeX still in it.
+_RAW_TEX_JS = r"""() => {
+  const skip = "pre, code, script, style, textarea, mjx-container, .MathJax, .math-source, .highlight, .plotly, svg";
+  const walker = document.createTreeWalker(document.querySelector("main") || document.body, NodeFilter.SHOW_TEXT);
+  const hits = [];
+  const tex = /\$[^$\s][^$]*\$|\\\(|\\\[|\\frac|\\begin\{|\\mathrm|\\text\{/;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement && n.parentElement.closest(skip)) continue;
+    const m = n.textContent.match(tex);
+    if (m) hits.push(n.textContent.trim().slice(0, 80));
+  }
+  return hits;
+}"""
+
+_FIGURES_JS = r"""() => Array.from(document.querySelectorAll(".plotly-graph-div")).map(d => ({
+  id: d.id, rendered: d.classList.contains("js-plotly-plot") && !!d.querySelector(".main-svg"),
+}))"""
+
+_MATHJAX_READY_JS = r"""() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
+  ? MathJax.startup.promise.then(() => true) : true"""
+
+
+def find_chromium() -> str:
+    for path in (os.environ.get("CHROMIUM"), *CHROMIUM_CANDIDATES, shutil.which("chromium")):
+        if path and Path(path).exists():
+            return path
+    raise SystemExit("no Chromium found: install the Debian package (apt-get install chromium) or set CHROMIUM=path; "
+                     "the check never downloads a browser")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class Server:
+    """A static HTTP server for ``root`` on 127.0.0.1 and a free port, in a thread; use as a context manager."""
+
+    def __init__(self, root: Path):
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=10)
+
+
+def check_page(context, base: str, page: str) -> list[str]:
+    """Problems of one page, each 'page: item'."""
+    problems: list[str] = []
+    pg = context.new_page()
+    pg.on("console", lambda m: m.type == "error" and problems.append(f"{page}: console error: {m.text[:200]}"))
+    pg.on("pageerror", lambda e: problems.append(f"{page}: page error: {str(e)[:200]}"))
+    # requests to other hosts are reported (and aborted) by block_other_hosts; here: the book's own files
+    pg.on("requestfailed", lambda r: r.url.startswith(base) and problems.append(
+        f"{page}: failed request: {r.url} ({r.failure})"))
+    pg.on("response", lambda r: r.status >= 400 and problems.append(f"{page}: HTTP {r.status}: {r.url}"))
+    try:
+        pg.goto(base + page, wait_until="load", timeout=TIMEOUT_MS)
+        pg.evaluate(_MATHJAX_READY_JS)
+        pg.wait_for_timeout(200)  # the figures' relayout (book-figures.js) runs after load
+        for text in pg.evaluate(_RAW_TEX_JS):
+            problems.append(f"{page}: raw TeX in the text: {text!r}")
+        for fig in pg.evaluate(_FIGURES_JS):
+            if not fig["rendered"]:
+                problems.append(f"{page}: plotly figure {fig['id']} did not render")
+    except Exception as e:  # a page that does not load is a problem of that page, not the end of the check
+        problems.append(f"{page}: could not be checked: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    finally:
+        pg.close()
+    return problems
+
+
+def block_other_hosts(context, base: str, problems: list[str], current: list[str]) -> None:
+    def route(r):
+        if r.request.url.startswith(base) or r.request.url.startswith(("data:", "blob:")):
+            r.continue_()
+        else:
+            problems.append(f"{current[0]}: request to another host (the book must work offline): {r.request.url}")
+            r.abort()
+    context.route("**/*", route)
+
+
+def screenshots(browser, base: str, page: str, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for name, (w, h), mobile in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
+        ctx = browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=1, is_mobile=mobile,
+                                  has_touch=mobile)
+        try:
+            pg = ctx.new_page()
+            pg.goto(base + page, wait_until="load", timeout=TIMEOUT_MS)
+            pg.evaluate(_MATHJAX_READY_JS)
+            pg.wait_for_timeout(300)
+            stem = Path(page).stem
+            top = out / f"{stem}-{name}.png"
+            pg.screenshot(path=str(top))
+            saved.append(top)
+            fig = pg.query_selector(".plotly-graph-div")
+            if fig is not None:
+                fig.scroll_into_view_if_needed()
+                pg.wait_for_timeout(200)
+                path = out / f"{stem}-{name}-figure.png"
+                pg.screenshot(path=str(path))
+                saved.append(path)
+        finally:
+            ctx.close()
+    return saved
+
+
+def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: bool = True) -> list[str]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as e:
+        raise SystemExit("playwright is missing: make install (requirements.txt pins it)") from e
+    if not (root / "index.html").exists():
+        raise SystemExit(f"{root}/index.html is missing: build the book first (make book)")
+    todo = [p.relative_to(root).as_posix() for p in pageweights.pages(root)]
+    if patterns:
+        todo = [p for p in todo if any(fnmatch.fnmatch(p, pat) for pat in patterns)]
+    problems = pageweights.broken_links(root) if links else []
+    with Server(root) as server, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=find_chromium(), headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            context = browser.new_context(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+            current = [""]
+            block_other_hosts(context, server.url, problems, current)
+            for page in todo:
+                current[0] = page
+                found = check_page(context, server.url, page)
+                problems.extend(found)
+                print(f"{'ok  ' if not found else 'FAIL'} {page}", flush=True)
+            context.close()
+            if shot:
+                for path in screenshots(browser, server.url, shot, out):
+                    print(f"screenshot: {path}")
+        finally:
+            browser.close()
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("root", nargs="?", type=Path, default=Path("_build/html"))
+    ap.add_argument("--pages", action="append", default=[], help="glob of pages to check (default: all)")
+    ap.add_argument("--screenshot", default="chapters/08-communication/communication.html",
+                    help="page to screenshot at desktop and phone width ('' for none)")
+    ap.add_argument("--out", type=Path, default=Path("_build/screenshots"))
+    args = ap.parse_args(argv)
+    problems = run(args.root, args.pages, args.screenshot or None, args.out)
+    for line in problems:
+        print(f"FAIL {line}")
+    print(f"browsercheck: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
