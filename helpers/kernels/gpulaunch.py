@@ -36,6 +36,37 @@ def _need_cuda():
 
 
 @dataclass(frozen=True)
+class DispatchResult:
+    device: str
+    n_ops: int
+    elements: int
+    chain_time_s: float        # median of a chain of n_ops tiny elementwise ops
+    per_op_us: float           # what one eager op costs the host (dispatch + launch, or the CPU loop itself)
+
+
+def dispatch_overhead(n_ops: int = 200, elements: int = 4, device=None, repeats: int = 20) -> DispatchResult:
+    """Time a chain of tiny eager ops: with 4 elements the arithmetic is nothing, so the time per op is the
+    framework's dispatch (plus, on a GPU, the kernel launch) — the cost a CUDA Graph replay removes."""
+    import torch
+
+    from helpers.core.device import pick_device
+
+    if n_ops < 1 or elements < 1:
+        raise ValueError(f"n_ops={n_ops}, elements={elements}: use positive numbers")
+    dev = pick_device()[0] if device is None else torch.device(device)
+    x = torch.ones(elements, device=dev)
+
+    def chain():
+        y = x
+        for _ in range(n_ops):
+            y = y * 1.0001
+        return y
+
+    t = timing.time_fn(chain, device=dev if dev.type == "cuda" else None, warmup=3, repeats=repeats)
+    return DispatchResult(str(dev), n_ops, elements, t.median_s, 1e6 * t.median_s / n_ops)
+
+
+@dataclass(frozen=True)
 class GraphResult:
     mode: str                  # eager | cuda_graph
     n_kernels: int
