@@ -30,3 +30,17 @@ def test_summary_of_recorded_samples():
     sm = s.summary()
     assert sm["sm_clock_MHz_median"] == 1600 and sm["sm_clock_MHz_min"] == 1500
     assert sm["power_W_max"] == 700.0 and sm["throttle_reasons"] == ["sw_power_cap"] and sm["samples"] == 3
+
+
+def test_gemm_sustained_records_carry_sampler_fields():
+    from helpers.compute import bench, gemm
+
+    recs = gemm.measure(dtypes=("fp32",), shapes=((64, 64, 64),), device="cpu", budget_s=0.01, sustain_s=0.02)
+    assert [r.method for r in recs] == ["mamf", "plain", "sustained"]
+    s = recs[-1]
+    assert s.calls_per_timing >= 1 and s.tflops == pytest.approx(s.flop / s.time_s / 1e12)
+    assert s.sm_clock_MHz_median is None and "CPU run" in s.sampler_note
+    rows = {r["what"]: r for r in bench.summary(recs)}
+    assert "GEMM fp32 sustained" in rows and rows["GEMM fp32"]["sm_clock_MHz"] is None
+    with pytest.raises(ValueError, match="sustain_s=-1"):
+        gemm.measure(dtypes=("fp32",), shapes=((64, 64, 64),), device="cpu", sustain_s=-1)

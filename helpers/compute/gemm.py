@@ -41,7 +41,8 @@ GPU_SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192))
 CPU_SHAPES = ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024))
 # a MAMF-like sweep (ml-engineering sweeps m, n, k over ranges; the best shapes of the H200 calibration in issue 11
 # were 4096×4096×13312 for bf16 and 4096×8192×8192 for fp8): `bench gemm --sweep`
-GPU_SWEEP = ((4096, 4096, 4096), (4096, 4096, 8192), (4096, 4096, 13312), (4096, 8192, 8192),
+# (the likeliest best shapes first, while the GPU is coolest)
+GPU_SWEEP = ((4096, 4096, 13312), (4096, 8192, 8192), (4096, 4096, 8192), (4096, 4096, 4096),
              (8192, 8192, 8192), (8192, 8192, 13312), (4096, 16384, 8192), (16384, 8192, 8192))
 
 
@@ -188,12 +189,46 @@ def _sampled(dev, fn):
                  "throttle_reasons": tuple(sm["throttle_reasons"]), "sampler_note": sm["sampler_note"]}
 
 
+def _mamf_and_plain(mamf, plain, flush, C, C_rand, dev, shape, dtype, pk, note, name, budget_s, warmup, repeats):
+    def reset():
+        flush.zero_()                    # evict A, B, C from the cache …
+        C.copy_(C_rand)                  # … and make the output write real again
+
+    m, n, k = shape
+    flop, on_gpu = 2.0 * m * n * k, dev.type == "cuda"
+    tdev = dev if on_gpu else None
+    out = []
+    for method, fn, setup in (("mamf", mamf, reset), ("plain", plain, None)):
+        w, r = _counts(fn, dev, budget_s, warmup, repeats, 10 if on_gpu else 5)
+        t, smp = _sampled(dev, lambda: timing.time_fn(fn, device=tdev, warmup=w, repeats=r, setup=setup))
+        best, med = flop / t.min_s / 1e12, flop / t.median_s / 1e12
+        out.append(GemmResult("gemm", method, dtype, m, n, k, f"{m}×{n}×{k}", flop, t.min_s, t.median_s, best, med,
+                              pk, None if pk is None else 100 * best / pk, note, r, w, name, **smp))
+    return out
+
+
+def _sustained(mamf, plain, flush, C, C_rand, dev, shape, dtype, pk, note, name, sustain_s, warmup, repeats):
+    """The MAMF call back to back, no flush, in batches of about 50 ms for ``sustain_s`` seconds."""
+    m, n, k = shape
+    flop = 2.0 * m * n * k
+    tdev = dev if dev.type == "cuda" else None
+    _, per = _counts(mamf, dev, 0.05, 1, 10**6, 1)
+    batch = lambda: [mamf() for _ in range(per)]  # noqa: E731
+    _, nb = _counts(batch, dev, sustain_s, 1, 10**6, 3)
+    t, smp = _sampled(dev, lambda: timing.time_fn(batch, device=tdev, warmup=1, repeats=nb))
+    best, med = flop * per / t.min_s / 1e12, flop * per / t.median_s / 1e12
+    return [GemmResult("gemm", "sustained", dtype, m, n, k, f"{m}×{n}×{k}", flop, t.min_s / per, t.median_s / per,
+                       best, med, pk, None if pk is None else 100 * best / pk, note, nb, 1, name,
+                       calls_per_timing=per, **smp)]
+
+
 def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50, repeats: int = 100,
             budget_s: float | None = None, warm_s: float | None = None, seed: int = 0,
             plain_layout: str = "nt", skipped: list | None = None,
-            sustain_s: float | None = None) -> list[GemmResult]:
+            sustain_s: float | None = None, cool_s: float = 5.0) -> list[GemmResult]:
     """MAMF and plain GEMM timings for every (dtype, shape), plus the sustained rate where ``sustain_s`` > 0
-    (default: 1.0 s on a GPU, 0 — no sustained record — on a CPU). Returns two or three records per pair.
+    (default: 1.0 s on a GPU, 0 — no sustained record — on a CPU). Returns two or three records per pair. On a
+    GPU, ``cool_s`` seconds of idle separate two dtypes, so the second does not start at the power cap.
 
     ``shapes`` defaults to GPU_SHAPES on a GPU and CPU_SHAPES on a CPU; ``budget_s`` (seconds per shape and
     method) to 1.0 on a GPU and 0.3 on a CPU; ``warm_s`` (seconds of untimed GEMMs before the sweep, which
@@ -225,40 +260,26 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
             continue
         pk, note = peak(name, "fp8" if dtype == "fp8" else dtype)
         with _matmul_precision(dtype):
-            for i, (m, n, k) in enumerate(shapes):
-                A, B, C, C_rand = _operands(m, n, k, dtype, dev, seed + i)
-                mamf, plain = _calls(A, B, C, dtype, plain_layout)
-                if not warmed:                       # bring the GPU to its working clock once
-                    t_end = time.perf_counter() + warm_s
-                    while time.perf_counter() < t_end:
-                        mamf()
-                        timing.sync(dev)
-                    warmed = True
-
-                def reset():
-                    flush.zero_()                    # evict A, B, C from the cache …
-                    C.copy_(C_rand)                  # … and make the output write real again
-
-                flop = 2.0 * m * n * k
-                tdev = dev if on_gpu else None
-                for method, fn, setup in (("mamf", mamf, reset), ("plain", plain, None)):
-                    w, r = _counts(fn, dev, budget_s, warmup, repeats, 10 if on_gpu else 5)
-                    t, smp = _sampled(dev, lambda: timing.time_fn(fn, device=tdev, warmup=w, repeats=r, setup=setup))
-                    best, med = flop / t.min_s / 1e12, flop / t.median_s / 1e12
-                    out.append(GemmResult("gemm", method, dtype, m, n, k, f"{m}×{n}×{k}", flop, t.min_s,
-                                          t.median_s, best, med, pk, None if pk is None else 100 * best / pk,
-                                          note, r, w, name, **smp))
-                if sustain_s > 0:                    # back to back, no flush: batches of ≈ 50 ms, for sustain_s
-                    _, per = _counts(mamf, dev, 0.05, 1, 10**6, 1)
-                    batch = lambda per=per: [mamf() for _ in range(per)]  # noqa: E731
-                    _, nb = _counts(batch, dev, sustain_s, 1, 10**6, 3)
-                    t, smp = _sampled(dev, lambda: timing.time_fn(batch, device=tdev, warmup=1, repeats=nb))
-                    best, med = flop * per / t.min_s / 1e12, flop * per / t.median_s / 1e12
-                    out.append(GemmResult("gemm", "sustained", dtype, m, n, k, f"{m}×{n}×{k}", flop,
-                                          t.min_s / per, t.median_s / per, best, med, pk,
-                                          None if pk is None else 100 * best / pk, note, nb, 1, name,
-                                          calls_per_timing=per, **smp))
-                del A, B, C, C_rand
+            # MAMF and plain for every shape first, then the sustained runs: a sustained run heats the GPU to its
+            # power cap, which would lower the clock of the MAMF runs after it
+            for phase in ("mamf", "sustained"):
+                if phase == "sustained" and sustain_s <= 0:
+                    break
+                for i, (m, n, k) in enumerate(shapes):
+                    A, B, C, C_rand = _operands(m, n, k, dtype, dev, seed + i)
+                    mamf, plain = _calls(A, B, C, dtype, plain_layout)
+                    if not warmed:                       # bring the GPU to its working clock once
+                        t_end = time.perf_counter() + warm_s
+                        while time.perf_counter() < t_end:
+                            mamf()
+                            timing.sync(dev)
+                        warmed = True
+                    out += (_mamf_and_plain if phase == "mamf" else _sustained)(
+                        mamf, plain, flush, C, C_rand, dev, (m, n, k), dtype, pk, note, name,
+                        budget_s if phase == "mamf" else sustain_s, warmup, repeats)
+                    del A, B, C, C_rand
+        if on_gpu and cool_s > 0 and dtype != dtypes[-1]:
+            time.sleep(cool_s)                           # let power and clocks recover before the next dtype
     return out
 
 
