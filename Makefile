@@ -9,13 +9,18 @@ NB    ?=
 export BOOK_QUIET := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: help install notebooks check glossary static book test unit nbval bench bench-io record-h200 test-gpu clean
+.PHONY: help install notebooks check glossary static book test unit nbval bench bench-io record-h200 test-gpu clean \
+        weights browsercheck student slides
 
 help:
 	@echo "make book      install, then build the static book into _build/html"
 	@echo "make test      install, then unit tests + nbval of every notebook + strict book build + pairing check"
 	@echo "make notebooks [NB=chapters/01-overview]   execute .md -> .ipynb (the stored outputs)"
 	@echo "make check     pairing check only (fails naming the chapter that drifted)"
+	@echo "make weights   page weights of the built book (own vs shared KB; fails over 500 KB or on a broken link)"
+	@echo "make browsercheck   every built page in headless Chromium (console, requests, raw TeX, figures, links)"
+	@echo "make student [EXECUTE=1]   student + instructor notebooks into _build/student, _build/instructor"
+	@echo "make slides    reveal.js slides per chapter into _build/slides (reveal.js local when npm can fetch it)"
 	@echo "make test-gpu PY=python3   on a GPU machine: helpers' tests + every notebook executed fresh on the GPU"
 	@echo "make record-h200 PY=python3   on the H200: write reference JSON under assets/measurements/h200/"
 
@@ -61,7 +66,33 @@ test: install
 	$(MAKE) --no-print-directory unit && \
 	$(MAKE) --no-print-directory nbval && \
 	$(MAKE) --no-print-directory book && \
+	$(MAKE) --no-print-directory browsercheck && \
 	echo "make test: all passed in $$(( $$(date +%s) - start )) s"
+
+# ---- the book as readers and instructors use it (issue 16) ----
+weights: install
+	$(PY) scripts/pageweights.py --links _build/html
+
+# Headless Debian chromium through Playwright (no browser download); screenshots into _build/screenshots.
+browsercheck: install
+	$(PY) scripts/pageweights.py --links _build/html
+	$(PY) scripts/browsercheck.py _build/html
+
+EXECUTE ?=
+student: install
+	$(PY) scripts/student.py $(NB) $(if $(EXECUTE),--execute)
+
+# reveal.js from the npm registry into _build/vendor when npm is there (slides then work offline), else its CDN.
+REVEAL_VERSION ?= 4.0.2
+slides: install
+	@if [ ! -f _build/vendor/reveal.js/dist/reveal.js ] && command -v npm >/dev/null 2>&1; then \
+	  mkdir -p _build/vendor && tmp=$$(mktemp -d) && \
+	  (cd $$tmp && npm pack -q reveal.js@$(REVEAL_VERSION) >/dev/null && tar xzf reveal.js-*.tgz) && \
+	  rm -rf _build/vendor/reveal.js && mv $$tmp/package _build/vendor/reveal.js; rm -rf $$tmp; fi
+	@if [ -f _build/vendor/reveal.js/dist/reveal.js ]; then \
+	  mkdir -p _build/slides && rm -rf _build/slides/reveal.js && cp -r _build/vendor/reveal.js _build/slides/ && \
+	  $(PY) scripts/student.py $(NB) --slides --reveal-local; \
+	else echo "slides: reveal.js from its CDN (npm not found)"; $(PY) scripts/student.py $(NB) --slides; fi
 
 bench: install
 	$(PY) scripts/bench.py

@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--execute", action="store_true", help="run each student notebook and check its checkers")
     ap.add_argument("--slides", action="store_true", help="also write reveal.js slides (nbconvert)")
     ap.add_argument("--reveal", default=None, help="reveal.js URL prefix for the slides, e.g. a local copy")
+    ap.add_argument("--reveal-local", action="store_true",
+                    help="reveal.js from _build/slides/reveal.js (make slides puts it there), relative to each deck")
     args = ap.parse_args(argv)
     problems = []
     for md in chapter_sources(args.chapters):
@@ -172,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
             problems.extend(found)
             print(f"  executed: {'ok' if not found else f'{len(found)} problem(s)'}", flush=True)
         if args.slides:
-            print(f"  slides: {slides(md, args.reveal).relative_to(ROOT)}")
+            reveal = args.reveal
+            if args.reveal_local:
+                depth = len(md.parent.relative_to(ROOT).parts)
+                reveal = "/".join([".."] * depth + ["reveal.js"])
+            print(f"  slides: {slides(md, reveal).relative_to(ROOT)}")
     for line in problems:
         print(f"FAIL {line}")
     return 1 if problems else 0
