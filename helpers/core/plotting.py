@@ -4,10 +4,12 @@ Importing this module registers a renderer named ``"book"`` and makes it the def
 representations of each figure:
 
 * ``text/html`` — a ``<div>`` plus a call to ``Plotly.newPlot``; plotly.js itself is *not* inlined (that
-  would add ~5 MB per notebook). The book build copies ``plotly.min.js`` from the plotly package into
-  ``_static/`` (``make book`` does it), and Jupyter Book loads every ``_static/*.js`` on every page,
-  so the figure renders offline. The div id is derived from the figure's content, so the same figure gives
-  the same HTML on every run and nbval can compare it.
+  would add ~5 MB per notebook). ``make static`` copies ``plotly.min.js`` from the plotly package, and the book's
+  extension (``book/_ext/bookpages.py``) loads it, deferred, only on pages with a figure, makes each figure's
+  script wait for it and thins long floats, so the figure renders offline. ``assets/js/book-figures.js`` re-lays
+  figures out in the browser for phones (legend below, menus inside) and dark mode, so this renderer's output — and
+  every stored notebook output — stays as it is. The div id is derived from the figure's content, so the same
+  figure gives the same HTML on every run and nbval can compare it.
 * ``application/vnd.plotly.v1+json`` — what JupyterLab and VS Code render in a live notebook.
 
     from helpers.core import plotting
