@@ -149,13 +149,18 @@ class QsimResult:
     time_per_gate_s: float
     bw_GBps: float           # 2 x state_bytes (read + write) per gate / time_per_gate_s
     norm_error: float        # | ||psi|| - 1 |: the unitarity check
+    sm_clock_MHz_median: float | None = None
+    power_W_median: float | None = None
+    throttle_reasons: tuple = ()
+    sampler_note: str = ""
 
 
 def bench(qubits: list[int], depth: int = 4, device=None, repeats: int = 3) -> list[QsimResult]:
     """Time ``layered(n, depth)`` for each n on ``device`` (complex64, as GPU simulators use)."""
     import torch
 
-    from helpers.core import device as devmod, timing
+    from helpers.core import device as devmod
+    from helpers.frontier import sampled
 
     if device is None:
         device, _ = devmod.pick_device()
@@ -166,11 +171,11 @@ def bench(qubits: list[int], depth: int = 4, device=None, repeats: int = 3) -> l
         ops = layered(n, depth)
         psi = simulate(n, ops, device=device, dtype=torch.complex64)
         err = abs(float(torch.linalg.vector_norm(psi.to(torch.complex128))) - 1)
-        t = timing.time_fn(lambda: simulate(n, ops, device=device, dtype=torch.complex64), device=device,
-                           warmup=1, repeats=repeats)
+        t, clk = sampled.time_sampled(lambda: simulate(n, ops, device=device, dtype=torch.complex64), device,
+                                      repeats=repeats)
         sb = 2 ** n * 8
         out.append(QsimResult(n, str(device), len(ops), sb, t.median_s, t.median_s / len(ops),
-                              2 * sb / (t.median_s / len(ops)) / 1e9, err))
+                              2 * sb / (t.median_s / len(ops)) / 1e9, err, **clk))
     return out
 
 

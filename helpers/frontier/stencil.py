@@ -77,13 +77,18 @@ class StencilResult:
     min_bw_GBps: float           # 2 words per update: the least traffic any implementation needs
     flop_per_byte: float         # arithmetic intensity at that minimum traffic
     max_rel_error: float         # vs the exact discrete solution lambda^k u0
+    sm_clock_MHz_median: float | None = None
+    power_W_median: float | None = None
+    throttle_reasons: tuple = ()
+    sampler_note: str = ""
 
 
 def bench(grids: list[int], steps: int = 20, device=None, dtype_name: str = "float32", r: float = 0.2,
           repeats: int = 3) -> list[StencilResult]:
     import torch
 
-    from helpers.core import device as devmod, timing
+    from helpers.core import device as devmod
+    from helpers.frontier import sampled
 
     if not 0 < r <= 0.25:
         raise ValueError(f"r={r}: FTCS is stable only for 0 < r <= 0.25")
@@ -98,10 +103,10 @@ def bench(grids: list[int], steps: int = 20, device=None, dtype_name: str = "flo
         got = run(u, r, steps).double().cpu().numpy()
         exact = decay_factor(h, r) ** steps * u0
         err = float(np.abs(got - exact).max() / np.abs(exact).max())
-        t = timing.time_fn(lambda: run(u, r, steps), device=device, warmup=1, repeats=repeats)
+        t, clk = sampled.time_sampled(lambda: run(u, r, steps), device, repeats=repeats)
         pts = n * n * steps / t.median_s
         out.append(StencilResult(n, str(device), dtype_name, steps, t.median_s, pts, pts * FLOP_PER_POINT / 1e9,
-                                 pts * 2 * word / 1e9, FLOP_PER_POINT / (2 * word), err))
+                                 pts * 2 * word / 1e9, FLOP_PER_POINT / (2 * word), err, **clk))
     return out
 
 
@@ -120,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     dev, _ = devmod.pick_device(None if args.device == "auto" else args.device)
     recs = bench(args.grid, args.steps, dev, args.dtype, repeats=args.repeats)
     if args.device == "auto" and dev.type == "cuda":
-        recs += bench([g for g in args.grid if g <= 4096], args.steps, devmod.pick_device("cpu")[0], args.dtype,
+        recs += bench([g for g in args.grid if g <= 2048], args.steps, devmod.pick_device("cpu")[0], args.dtype,
                       repeats=args.repeats)
     results.emit(recs, "stencil", args)
     return 0

@@ -165,3 +165,27 @@ def _mlflow_log(store: Path, params: dict, acc: float, vid: str) -> str:
         mv = c.create_model_version("book-model", source=r.info.artifact_uri, run_id=r.info.run_id)
         c.transition_model_version_stage("book-model", mv.version, "Staging")
         return f"book-model v{mv.version} ({c.get_model_version('book-model', mv.version).current_stage})"
+
+
+def deployment_manifests(version: str, canary_version: str | None = None, replicas: int = 4,
+                         canary_replicas: int = 1, image: str = "registry.example.com/book-model-server") -> list[dict]:
+    """GitOps: the Deployment(s) a repository would hold for the model server — the stable version and, during a
+    canary, a second Deployment with the same ``app`` label (the Service splits traffic by replica count)."""
+    def dep(name, ver, n, track):
+        labels = {"app": "book-model", "track": track}
+        return {"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "namespace": "serving", "labels": labels},
+                "spec": {"replicas": n, "selector": {"matchLabels": labels},
+                         "template": {"metadata": {"labels": labels},
+                                      "spec": {"containers": [{
+                                          "name": "server", "image": f"{image}:{ver}",
+                                          "env": [{"name": "MODEL_VERSION", "value": ver}],
+                                          "ports": [{"containerPort": 8080}],
+                                          "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+                                          "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}
+    out = [dep("book-model", version, replicas, "stable")]
+    if canary_version:
+        out.append(dep("book-model-canary", canary_version, canary_replicas, "canary"))
+    out.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "book-model", "namespace": "serving"},
+                "spec": {"selector": {"app": "book-model"}, "ports": [{"port": 80, "targetPort": 8080}]}})
+    return out
