@@ -81,3 +81,54 @@ def test_cxl_model():
     assert 1 / max((1 - f) / lo.bw_GBps, f / sp.bw_GBps) == pytest.approx(lo.bw_GBps + sp.bw_GBps)
     with pytest.raises(ValueError, match="known tiers"):
         cxl.place(1, 1, "tape")
+
+
+def test_minifloat_grids_match_the_ocp_mx_spec():
+    from helpers.frontier import lowprec
+
+    assert lowprec.grid("fp4_e2m1").tolist() == [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+    assert (lowprec.grid("fp6_e3m2")[-1], lowprec.grid("fp6_e2m3")[-1], lowprec.grid("fp8_e4m3")[-1]) == (28, 7.5, 448)
+    assert lowprec.round_to(np.array([2.4, 2.6, -7.0, 0.2]), "fp4_e2m1").tolist() == [2.0, 3.0, -6.0, 0.0]
+
+
+def test_block_scaling_beats_per_tensor_fp4():
+    from helpers.frontier import lowprec
+
+    e = {r.scheme: r.rel_rms_error for r in lowprec.compare(lowprec.heavy_tailed(4096))}
+    assert e["NVFP4 (E2M1, block 16, E4M3 scale)"] < e["MXFP4 (E2M1, block 32, E8M0 scale)"] < e["FP4 E2M1, per tensor"]
+    x = np.arange(32, dtype=float)
+    q = lowprec.quantize(x, "fp4_e2m1", 32, "pow2")
+    assert np.abs(q).max() <= 31 * 2 and np.all(np.abs(q - x) <= 4)    # pow2 scale never lets amax overflow
+    with pytest.raises(ValueError, match="multiple of 32"):
+        lowprec.compare(np.ones(33))
+
+
+def test_low_precision_table_is_sourced():
+    from helpers.frontier import blackwell
+
+    t = blackwell.peaks()
+    assert t.loc["B200 (HGX B200, per GPU)", "fp4_tflops"] == 2 * t.loc["B200 (HGX B200, per GPU)", "fp8_tflops"]
+    assert t.source.str.startswith("https://").all()
+
+
+def test_cpu_records_say_there_is_no_clock():
+    (r,) = stencil.bench([16], steps=1, device=torch.device("cpu"), repeats=1)
+    assert r.sm_clock_MHz_median is None and "CPU run" in r.sampler_note
+
+
+@pytest.mark.parametrize("argv", [["qsim", "--qubits", "40"], ["qsim", "--depth", "0"], ["stencil", "--grid", "4"],
+                                  ["stencil", "--dtype", "int8"]])
+def test_cli_refuses_bad_input(argv, capsys):
+    from helpers.__main__ import main
+
+    assert main(argv) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_cli_writes_json(tmp_path):
+    from helpers.__main__ import main
+
+    out = tmp_path / "q.json"
+    assert main(["qsim", "--qubits", "4", "--depth", "1", "--repeats", "1", "--device", "cpu", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "qsim" and doc["records"][0]["qubits"] == 4

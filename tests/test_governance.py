@@ -189,3 +189,30 @@ def test_dvc_layout_matches_real_dvc(tmp_path):
     (tmp_path / "data.csv").write_text("changed")
     assert dataver.checkout(tmp_path, "data.csv.dvc") == real["outs"][0]["md5"]
     assert (tmp_path / "data.csv").read_bytes() == (REAL / "dvc" / "data.csv").read_bytes()
+
+
+def test_gitops_manifests_validate_and_errors_are_named():
+    ms = mlpipeline.deployment_manifests("v1", canary_version="v2")
+    assert rbac.validate(ms) == [] and [m["kind"] for m in ms] == ["Deployment", "Deployment", "Service"]
+    ms[0]["spec"]["replicas"] = "four"
+    (err,) = rbac.validate(ms)
+    assert err.startswith("Deployment/book-model") and "four" in err
+
+
+def test_nvflare_tool_refuses_bad_input(capsys):
+    from helpers.__main__ import main
+
+    assert main(["nvflare", "--clients", "0"]) == 2
+    assert main(["nvflare", "--alpha", "0"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 2
+
+
+def test_registry_refuses_unknown_stage_and_version(tmp_path):
+    reg = mlpipeline.Registry(tmp_path)
+    v = mlpipeline.run(reg)["version"]
+    with pytest.raises(ValueError, match="stage"):
+        reg.transition(v, "Live")
+    with pytest.raises(ValueError, match="not in the registry"):
+        reg.transition("deadbeef", "Production")
+    with pytest.raises(ValueError, match="no archived version"):
+        reg.rollback()
