@@ -26,6 +26,8 @@ TOOLS: dict[str, str] = {
     "ibdiag": "helpers.network.ibdiag",
     "nccltests": "helpers.network.nccltests",
     "ncclenv": "helpers.network.ncclenv",
+    "gpudirect": "helpers.network.gpudirect",
+    "overlap": "helpers.network.overlap",
     "iobench": "helpers.storage.iobench",
     "dataload": "helpers.storage.dataload",
     "prefetch": "helpers.storage.prefetch",

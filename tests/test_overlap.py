@@ -1,0 +1,32 @@
+"""The overlap lab: trace reading on a hand-made trace, and one real two-rank run on gloo."""
+import json
+
+from helpers.network import overlap
+
+
+def test_interval_arithmetic():
+    assert overlap.covered([(0, 2), (1, 3), (5, 6)]) == 4
+    assert overlap.intersection([(0, 4)], [(1, 2), (3, 6)]) == 2
+    assert overlap.intersection([(0, 1)], [(1, 2)]) == 0
+
+
+def test_read_trace(tmp_path):
+    trace = {"traceEvents": [
+        {"ph": "X", "name": "step", "tid": 1, "ts": 100, "dur": 1000},
+        {"ph": "X", "name": "gloo:all_reduce", "tid": 9, "ts": 110, "dur": 600},
+        {"ph": "X", "name": "compute", "tid": 1, "ts": 200, "dur": 700},
+        {"ph": "X", "name": "aten::mm", "tid": 1, "ts": 210, "dur": 10},
+        {"ph": "i", "name": "marker", "tid": 1, "ts": 50}]}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(trace))
+    ivs, spans = overlap.read_trace(str(p))
+    assert {iv.name for iv in ivs} == {"step", "gloo:all_reduce", "compute"}
+    assert abs(overlap.intersection(spans["comm"], spans["compute"]) - 510e-6) < 1e-12
+
+
+def test_two_ranks_overlap_only_when_async():
+    recs, lanes, why = overlap.run(world_size=2, numel=2**18, iters=10)
+    by = {r.variant: r for r in recs}
+    assert all(r.correct for r in recs) and "gloo" in why
+    assert by["serial"].overlap_s == 0 and by["overlapped"].overlap_s > 0
+    assert len(overlap.figure(lanes).data) == sum(len(v) for v in lanes.values())
