@@ -9,7 +9,8 @@ to another host blocked (so a page that needs the network fails here):
 * plotly figures that did not render (a ``.plotly-graph-div`` without its SVG);
 * broken internal links and anchors (``scripts/pageweights.py``: static, no browser needed);
 
-and saves screenshots of one chapter at desktop (1280 px) and phone (390 px) width into ``_build/screenshots/``.
+and saves screenshots of one chapter at desktop (1280 px) and phone (390 px) width, and desktop in dark mode, into
+``_build/screenshots/``.
 The browser is the system Chromium (Debian ``chromium``; ``.ci/run`` installs it), driven by Playwright — no browser
 is downloaded.
 
@@ -127,9 +128,10 @@ def block_other_hosts(context, base: str, problems: list[str], current: list[str
 def screenshots(browser, base: str, page: str, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     saved = []
-    for name, (w, h), mobile in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
+    for name, (w, h), mobile, scheme in (("desktop", DESKTOP, False, "light"), ("phone", PHONE, True, "light"),
+                                         ("desktop-dark", DESKTOP, False, "dark")):
         ctx = browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=1, is_mobile=mobile,
-                                  has_touch=mobile)
+                                  has_touch=mobile, color_scheme=scheme)
         try:
             pg = ctx.new_page()
             pg.goto(base + page, wait_until="load", timeout=TIMEOUT_MS)
