@@ -35,7 +35,7 @@ def test_a_stopped_rank_is_named_not_all_of_them():
 def test_children_of_ranks_die_with_them(tmp_path):
     pidfile = tmp_path / "child"
     with pytest.raises(launch.RankFailed):
-        launch.spawn(w.start_child_and_hang, 2, str(pidfile), timeout_s=8)
+        launch.spawn(w.start_child_and_hang, 2, str(pidfile), timeout_s=25)
     pids = [int(Path(f).read_text()) for f in glob.glob(f"{pidfile}.*")]
     assert len(pids) == 2
     deadline = time.monotonic() + 5
@@ -44,11 +44,10 @@ def test_children_of_ranks_die_with_them(tmp_path):
     assert not any(_alive(p) for p in pids), "a rank's child outlived the run"
 
 
-def test_log_folder_removed_after_success():
-    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "book-ranks-*")))
+def test_log_folder_removed_after_success(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))     # our own temp dir: other runs cannot interfere
     launch.spawn(w.env_of, 2, timeout_s=60)
-    after = set(glob.glob(os.path.join(tempfile.gettempdir(), "book-ranks-*")))
-    assert after <= before
+    assert glob.glob(str(tmp_path / "book-ranks-*")) == []
 
 
 def test_sigterm_to_the_cli_stops_every_rank():
