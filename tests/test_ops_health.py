@@ -59,3 +59,14 @@ def test_ansible_role_is_idempotent_and_fails_a_bad_node(tmp_path):
     assert "healthy" in (tmp_path / "localhost.md").read_text()
     bad = automation.run_playbook(tmp_path, {"kernel_log": str(REAL / "dmesg-xid" / "nvsentinel-155-fallen-off-bus.txt")})
     assert bad.failed == 1 and "xid" in bad.message and "UNHEALTHY" in (tmp_path / "localhost.md").read_text()
+
+
+@pytest.mark.skipif(not (__import__("shutil").which("terraform") or __import__("shutil").which("tofu")),
+                    reason="neither Terraform nor OpenTofu installed")
+def test_terraform_plan_offline_and_its_validation():
+    plan = automation.terraform_plan({"gpu_nodes": 3, "gpus_per_node": 8})
+    assert plan["valid"] and plan["resources"] == 3 and plan["outputs"]["total_gpus"] == 24
+    assert plan["outputs"]["ansible_inventory"].splitlines() == ["[gpu_nodes]"] + [
+        f"gpu00{i} expect_gpus=8" for i in (1, 2, 3)]
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        automation.terraform_plan({"gpu_nodes": 0})

@@ -103,3 +103,39 @@ def run_playbook(report_dir: str | Path, extra_vars: dict | None = None, playboo
         return parse_output(p.stdout, p.returncode, p.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+TERRAFORM_DIR = Path(__file__).parent / "data" / "terraform"
+
+
+def terraform_plan(variables: dict | None = None, timeout_s: float = 120.0) -> dict:
+    """``init``, ``validate`` and ``plan`` the book's provider-free configuration with Terraform or OpenTofu
+    (whichever is installed), offline, in a temporary copy; returns the planned outputs. Raises FileNotFoundError
+    when neither tool is installed, ValueError when Terraform rejects the variables (e.g. its validation block)."""
+    exe = shutil.which("tofu") or shutil.which("terraform")
+    if exe is None:
+        raise FileNotFoundError("neither OpenTofu (tofu) nor Terraform is installed; the chapter shows the plan text")
+    tmp = Path(tempfile.mkdtemp(prefix="tf-"))
+    try:
+        shutil.copy(TERRAFORM_DIR / "main.tf", tmp / "main.tf")
+        (tmp / "cli.tfrc").write_text("")
+        env = {**os.environ, "TF_CLI_CONFIG_FILE": str(tmp / "cli.tfrc"), "TF_IN_AUTOMATION": "1",
+               "TF_DATA_DIR": str(tmp / ".terraform"), "CHECKPOINT_DISABLE": "1"}
+        args = [f"-var={k}={v}" for k, v in (variables or {}).items()]
+
+        def run(*cmd: str) -> str:
+            p = subprocess.run([exe, *cmd], cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout_s)
+            if p.returncode != 0:
+                msg = " ".join((p.stderr or p.stdout).split())[-600:]
+                raise ValueError(f"{Path(exe).name} {cmd[0]} failed: {msg}")
+            return p.stdout
+
+        run("init", "-input=false", "-no-color", "-backend=false")
+        valid = json.loads(run("validate", "-json", "-no-color"))
+        run("plan", "-input=false", "-no-color", "-out=plan.bin", *args)
+        plan = json.loads(run("show", "-json", "plan.bin"))
+        outputs = {k: v.get("value") for k, v in plan.get("planned_values", {}).get("outputs", {}).items()}
+        return {"tool": Path(exe).name, "valid": valid.get("valid", False),
+                "resources": len(plan.get("resource_changes", [])), "outputs": outputs}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -9,7 +9,7 @@ runs on a real node. A check with nothing to check (no GPU expected) is ``skippe
     from helpers.ops import health
     results = health.run_checks(health.Expect(gpus=8, nvlink_links=18, ib_ports=8))
     health.report(results)                        # Markdown table for the inspection report
-    python -m helpers health check --expect-gpus 8 --json      # what the Ansible role runs on every node
+    python -m helpers health check --expect-gpus 8 --records-json   # what the Ansible role runs on every node
 """
 from __future__ import annotations
 
@@ -157,12 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--min-disk-free-GB", type=cli.bounded_float(0, 1e6), default=1.0)
     c.add_argument("--sysfs", default="/sys/class/infiniband", help="InfiniBand sysfs root (a test can plant one)")
     c.add_argument("--kernel-log", type=cli.nonempty_path, default=None, help="a dmesg text file instead of dmesg")
+    c.add_argument("--records-json", action="store_true",
+                   help="print only {healthy, records} as JSON, without provenance (what the Ansible role reads)")
     results_mod.add_output_args(c)
     args = ap.parse_args(argv)
     log = Path(args.kernel_log).read_text(errors="replace") if args.kernel_log else "auto"
     res = run_checks(Expect(args.expect_gpus, args.expect_nvlink_links, args.expect_ib_ports,
                             min_disk_free_GB=args.min_disk_free_GB), sysfs=args.sysfs, kernel_log=log)
-    results_mod.emit(res, "node-health", args, healthy=healthy(res))
+    if args.records_json:
+        import json
+
+        print(json.dumps({"healthy": healthy(res), "records": [results_mod.to_dict(r) for r in res]}))
+    else:
+        results_mod.emit(res, "node-health", args, healthy=healthy(res))
     return 0 if healthy(res) else 3
 
 
