@@ -88,3 +88,17 @@ def test_receive_too_small_and_flush():
 def test_detect_rxe_says_why():
     ok, note = verbs.detect_rxe()
     assert isinstance(ok, bool) and note
+
+
+def test_pingpong_refuses_without_a_device():
+    ok, _ = verbs.detect_rxe()
+    if ok:
+        pytest.skip("this host has an RDMA device")
+    with pytest.raises(ValueError, match="no RDMA device"):
+        verbs.pingpong()
+
+
+def test_stack_figure_groups():
+    fig = verbs.stack_figure()
+    texts = {a.text for a in fig.layout.annotations}
+    assert {"Magnum IO", "OFED"} <= texts and len(fig.layout.shapes) == len(verbs.STACK) + 2

@@ -93,6 +93,17 @@ def dcqcn_on_timer(rc, rt, stage, line, c: Config):
     return (rc + rt) / 2, rt, stage + 1
 
 
+def cnps_to_reach(rate_Gbps: float, share_Gbps: float, alpha: float = 1.0, cfg: Config = Config()) -> int:
+    """How many CNPs in a row (no increase between them) bring a sender from ``rate_Gbps`` to ``share_Gbps``."""
+    if not 0 < share_Gbps <= rate_Gbps or not 0 < alpha <= 1:
+        raise ValueError(f"need 0 < share ≤ rate and 0 < α ≤ 1, got {share_Gbps}, {rate_Gbps}, {alpha}")
+    n, target = 0, rate_Gbps
+    while rate_Gbps > share_Gbps:
+        rate_Gbps, target, alpha = dcqcn_on_cnp(rate_Gbps, target, alpha, cfg)
+        n += 1
+    return n
+
+
 def simulate(mode: str, cfg: Config = Config()) -> tuple[Summary, dict[str, np.ndarray]]:
     """Run one configuration; returns its summary and per-window series (time, queue, goodput, victim, fairness)."""
     if mode not in MODES:

@@ -134,6 +134,13 @@ def train_topk(density: float, error_feedback: bool, workers: int = 4, steps: in
                       sum(losses[-20:]) / 20, accuracy(params, test))
 
 
+def ring_allreduce_bytes(numel: float, workers: int, bytes_per_elem: int = 4) -> float:
+    """Bytes one worker sends in a ring all-reduce of ``numel`` elements: 2(p-1)/p · numel · bytes_per_elem."""
+    if workers < 1 or numel < 0:
+        raise ValueError(f"workers={workers}, numel={numel}: need ≥ 1 worker and a non-negative size")
+    return 2 * (workers - 1) / workers * numel * bytes_per_elem
+
+
 def local_sgd(sync_every: int, workers: int = 4, steps: int = 200, lr: float = 0.1,
               batch: int = 32) -> LocalSGDResult:
     """Each worker steps on its own shard; every ``sync_every`` steps the parameters are averaged."""
@@ -155,7 +162,7 @@ def local_sgd(sync_every: int, workers: int = 4, steps: int = 200, lr: float = 0
             mean = sum(reps) / workers                 # the all-reduce of the parameters, divided by p
             reps = [mean.copy() for _ in range(workers)]
             syncs += 1
-    per_sync = round(2 * (workers - 1) / workers * 4 * n)
+    per_sync = round(ring_allreduce_bytes(n, workers))
     return LocalSGDResult(sync_every, syncs, per_sync * syncs, sum(losses[-20:]) / 20, accuracy(reps[0], test))
 
 

@@ -236,3 +236,66 @@ def detect_rxe() -> tuple[bool, str]:
     msg = (p.stderr or p.stdout).strip().splitlines()
     return False, (f"no RDMA device; `rdma link show` says: {msg[0] if msg else 'nothing'} — the kernel here "
                    "offers no RDMA netlink (so no `rdma link add rxe0 type rxe`): the simulator runs instead")
+
+
+
+def pingpong(device: str | None = None, iters: int = 1000, size_bytes: int = 4096, timeout_s: float = 20.0) -> str:
+    """A real RC ping-pong through the verbs library (rdma-core's ``ibv_rc_pingpong``) between two processes on this
+    host, over ``device`` (the first RDMA device if None; an ``rxe`` device works). Returns the client's report."""
+    import socket
+    import time
+
+    ok, why = detect_rxe()
+    if not ok:
+        raise ValueError(f"no RDMA device to ping-pong over: {why}")
+    exe = shutil.which("ibv_rc_pingpong")
+    if exe is None:
+        raise ValueError("ibv_rc_pingpong is missing: install rdma-core's ibverbs-utils (apt install ibverbs-utils)")
+    dev = device or sorted(p.name for p in Path("/sys/class/infiniband").iterdir())[0]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [exe, "-d", dev, "-g", "0", "-p", str(port), "-n", str(iters), "-s", str(size_bytes)]
+    server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(0.5)
+        client = subprocess.run(args + ["127.0.0.1"], capture_output=True, text=True, timeout=timeout_s)
+        if client.returncode != 0:
+            raise ValueError(f"ibv_rc_pingpong on {dev} failed (rc {client.returncode}): "
+                             f"{(client.stderr or client.stdout).strip()[-300:]}")
+        return client.stdout.strip()
+    finally:
+        server.kill()
+        server.wait(timeout=5)
+
+# The software stack from a training job down to the wire: (layer, components, bracket it belongs to)
+STACK = [("framework", "PyTorch · DeepSpeed · Megatron", None),
+         ("communication libraries", "NCCL · NVSHMEM · UCX · cuFile (GPUDirect Storage)", "Magnum IO"),
+         ("in-network / plug-ins", "SHARP (collectives in the switch) · nccl-rdma-sharp · nvidia-peermem", "Magnum IO"),
+         ("user-space verbs", "rdma-core: libibverbs · librdmacm · provider (mlx5, rxe)", "OFED"),
+         ("kernel", "ib_core · mlx5_ib · rdma_rxe (soft-RoCE) · dma-buf · GPU driver", "OFED"),
+         ("diagnostics and SM", "ibstat · perfquery · ibdiagnet · OpenSM", "OFED"),
+         ("hardware", "ConnectX HCA / NIC · BlueField DPU · GPU · PCIe switch · NVLink", None)]
+
+
+def stack_figure():
+    """The RDMA software stack as boxes, with the Magnum IO and OFED groupings drawn beside the layers they cover."""
+    from helpers.core import plotting
+
+    fig = plotting.figure(title="Where Magnum IO and OFED sit, from the framework to the wire")
+    n = len(STACK)
+    colour = {"Magnum IO": plotting.COLORS[2], "OFED": plotting.COLORS[0], None: plotting.SPEC}
+    for i, (layer, parts, group) in enumerate(STACK):
+        y0 = n - 1 - i
+        fig.add_shape(type="rect", x0=0, x1=8, y0=y0 + 0.08, y1=y0 + 0.92, line=dict(color="#444"),
+                      fillcolor=colour[group], opacity=0.25)
+        fig.add_annotation(x=0.15, y=y0 + 0.5, text=f"<b>{layer}</b>: {parts}", showarrow=False, xanchor="left")
+    for group in ("Magnum IO", "OFED"):
+        rows = [n - 1 - i for i, s in enumerate(STACK) if s[2] == group]
+        fig.add_shape(type="rect", x0=8.2, x1=8.5, y0=min(rows) + 0.08, y1=max(rows) + 0.92,
+                      fillcolor=colour[group], line=dict(width=0))
+        fig.add_annotation(x=8.6, y=(min(rows) + max(rows) + 1) / 2, text=group, showarrow=False, xanchor="left")
+    fig.update_xaxes(visible=False, range=[0, 10])
+    fig.update_yaxes(visible=False, range=[0, n])
+    fig.update_layout(height=440, showlegend=False)
+    return fig
