@@ -275,7 +275,11 @@ def main(argv: list[str] | None = None) -> int:
                                 shapes=gemm.GPU_SWEEP if a.sweep else (shapes or None), skipped=skipped,
                                 sustain_s=a.sustain_s)
         elif a.what == "membw":
-            recs = membw.measure(n_elements=a.elements, skipped=skipped)
+            from helpers.core import gpusampler
+
+            with gpusampler.Sampler.for_current() as smp:            # clock, power, throttle reasons over the whole run
+                recs = membw.measure(n_elements=a.elements, skipped=skipped)
+            sampled = smp.summary()
         elif a.what == "copy":
             recs = copy()
         elif a.what == "hpl":
@@ -287,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     kind = "bench" if a.what == "all" else f"bench-{a.what}"
     meta = dict(skipped=[{"what": w, "reason": why} for w, why in skipped], summary=summary(recs),
                 threads=threads_note)
+    if a.what == "membw":
+        meta["gpu_sampler"] = sampled
     if a.what == "all" and not a.json:          # mixed kinds: one table per kind, then the headline rows
         doc = results.document(recs, kind, **meta)
         print(f"# {kind} · {doc['provenance']['device']} · {doc['provenance']['date_utc']}")

@@ -76,6 +76,18 @@ class Sampler:
 
     pci_bus_id: str | None = None
 
+    @classmethod
+    def for_current(cls, interval_s: float = 0.02) -> "Sampler":
+        """A sampler of the GPU torch is using now (CUDA device 0 of this process), or of NVML's GPU 0 without torch."""
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                return cls.for_torch_device(torch.device("cuda", torch.cuda.current_device()), interval_s)
+        except Exception:  # noqa: BLE001 — a broken torch: sample by index
+            pass
+        return cls(0, interval_s)
+
     def start(self) -> "Sampler":
         nvml, why = nvmlquery.load_nvml()
         if nvml is None:

@@ -96,8 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         from helpers.kernels import fusion
         recs = [fusion.measure(name) for name in fusion.FUNCTIONS]
     elif a.what == "gpu":
+        from helpers.core import gpusampler
         from helpers.kernels import gpukernels
-        recs = gpukernels.memory_experiments() + gpukernels.compute_experiments()
+        with gpusampler.Sampler.for_current() as smp:                 # SM clock, power, throttle reasons during the run
+            recs = gpukernels.memory_experiments() + gpukernels.compute_experiments()
+        meta["gpu_sampler"] = smp.summary()
     else:
         from helpers.kernels import gpulaunch
         recs = gpulaunch.graph_vs_eager() + gpulaunch.overlap()
