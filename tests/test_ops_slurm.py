@@ -84,3 +84,21 @@ def test_simulator_order_equals_slurms(policy):
         real = slurm.run_trace(c, trace)
     sim = schedsim.simulate(trace, 8, policy)
     assert schedsim.start_ranks(real) == schedsim.start_ranks({j.id: j.start_s for j in sim.jobs})
+
+
+@pytest.mark.skipif(not HAVE, reason=WHY)
+def test_srun_four_rank_allreduce_with_the_books_collectives_tool():
+    import sys
+
+    from helpers.ops import promserver
+
+    with slurm.cluster(cpus=8) as c:
+        script = (f"#!/bin/bash\nexport MASTER_ADDR=127.0.0.1 MASTER_PORT={promserver.free_port()}\n"
+                  f"srun {sys.executable} -m helpers collectives --op all_reduce --min-bytes 1K --max-bytes 4K "
+                  "--iters 2 --warmup 1\n")
+        job = c.sbatch(script, name="allreduce4", extra=("--ntasks=4",), time_min=5)
+        rec = c.wait([job], timeout_s=280)[0]
+        out = c.output(job)
+    assert rec["JobState"] == "COMPLETED" and rec["ProcCnt"] == "4", out[-800:]
+    rows = [ln.split() for ln in out.splitlines() if ln.strip().startswith("all_reduce")]
+    assert rows and all(r[1] == "4" and r[-1] == "True" for r in rows)      # world size 4, result correct
