@@ -271,9 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         if a.sweep and shapes:
             raise ValueError("--sweep and --shapes: give one of them")
         if a.what == "gemm":
+            # the sweep follows the calibration in issue 11 (best of 30 calls, the cache flushed between them, on
+            # a GPU that starts cool): no untimed warm-up run, 3 warm-up calls, 10 s of idle before each dtype
+            sweep = dict(warmup=3, repeats=30, warm_s=0.0, cool_s=10.0) if a.sweep else {}
             recs = gemm.measure(dtypes=tuple(d for d in a.dtypes.split(",") if d),
                                 shapes=gemm.GPU_SWEEP if a.sweep else (shapes or None), skipped=skipped,
-                                sustain_s=a.sustain_s)
+                                sustain_s=a.sustain_s, **sweep)
         elif a.what == "membw":
             from helpers.core import gpusampler
 

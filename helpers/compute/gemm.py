@@ -259,6 +259,8 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
                 skipped.append((dtype, why))
             continue
         pk, note = peak(name, "fp8" if dtype == "fp8" else dtype)
+        if on_gpu and cool_s > 0 and warm_s <= 0:
+            time.sleep(cool_s)                           # start each dtype cool (whatever ran before was hot)
         with _matmul_precision(dtype):
             # MAMF and plain for every shape first, then the sustained runs: a sustained run heats the GPU to its
             # power cap, which would lower the clock of the MAMF runs after it
@@ -278,7 +280,7 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
                         mamf, plain, flush, C, C_rand, dev, (m, n, k), dtype, pk, note, name,
                         budget_s if phase == "mamf" else sustain_s, warmup, repeats)
                     del A, B, C, C_rand
-        if on_gpu and cool_s > 0 and dtype != dtypes[-1]:
+        if on_gpu and cool_s > 0 and warm_s > 0 and dtype != dtypes[-1]:
             time.sleep(cool_s)                           # let power and clocks recover before the next dtype
     return out
 

@@ -89,6 +89,9 @@ def save(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)            # mkstemp makes 0600; a result file is as readable as any other
         with os.fdopen(fd, "w") as f:
             f.write(json.dumps(doc, indent=1, sort_keys=False) + "\n")
         os.replace(tmp, path)
