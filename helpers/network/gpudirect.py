@@ -102,7 +102,9 @@ def measure(sizes_bytes=(2**26, 2**30), repeats: int = 10, warmup: int = 3) -> l
         pin_ptr, pinned = _host(size, 0)
         map_ptr, mapped = _host(size, 2)
         pinned[:], mapped[:] = src, src
-        map_dev = cp.cuda.runtime.hostGetDevicePointer(map_ptr, 0)
+        # the kernel's pointer to the mapped host buffer (cudaHostGetDevicePointer; cupy exposes it through
+        # cudaPointerGetAttributes — under unified virtual addressing it is the host address itself)
+        map_dev = cp.cuda.runtime.pointerGetAttributes(map_ptr).devicePointer or map_ptr
         grid = (sms * 8,)
         block = (256,)
         paths = {
