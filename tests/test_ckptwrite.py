@@ -89,3 +89,12 @@ def test_cli(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
     with pytest.raises(ValueError, match="one 256×256 layer"):
         cw.mlp(1000, width=256)
+
+
+def test_cli_refuses_bad_input(capsys):
+    from helpers.core import cli
+
+    assert cli.run(cw.main, ["--params", "0"]) != 0
+    assert "--params" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="threads=0"):
+        cw.write_sharded({"a": torch.zeros(1), "b": torch.zeros(1)}, ".", 2, threads=0)

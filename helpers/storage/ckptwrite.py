@@ -53,7 +53,8 @@ def mlp(n_params: float, width: int = 2048, seed: int = 0):
     """A stack of ``width``×``width`` Linear layers with about ``n_params`` parameters (the CLI's model)."""
     torch = _torch()
     if n_params < width * width + width:
-        raise ValueError(f"n_params={n_params:g} is less than one {width}×{width} layer: lower --width or raise --params")
+        raise ValueError(f"n_params={n_params:g} is less than one {width}×{width} layer: "
+                         "lower --width or raise --params")
     layers = max(1, round(n_params / (width * width + width)))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -97,9 +98,12 @@ def same_bytes(a, b) -> bool:
     """True when ``a`` and ``b`` have the same structure and every tensor the same dtype, shape and bytes."""
     torch = _torch()
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.dtype != b.dtype or a.shape != b.shape:
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
             return False
-        return torch.equal(a.detach().cpu().reshape(-1).view(torch.uint8), b.detach().cpu().reshape(-1).view(torch.uint8))
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        raw = [t.detach().cpu().reshape(-1).view(torch.uint8) for t in (a, b)]
+        return torch.equal(*raw)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_bytes(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -190,7 +194,7 @@ def write_sharded(state: dict, folder: str | os.PathLike, n_shards: int = 4, thr
     skeleton = _flatten(state, tensors)
     parts = plan_shards(tensors, n_shards)
     names = [f"shard-{i:05d}-of-{n_shards:05d}.pt" for i in range(n_shards)]
-    workers = threads or n_shards
+    workers = n_shards if threads is None else threads
     if workers < 1:
         raise ValueError(f"threads={threads}: need at least one thread")
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -210,7 +214,8 @@ def load_sharded(folder: str | os.PathLike, map_location="cpu") -> dict:
     torch = _torch()
     folder = Path(folder)
     if not (folder / INDEX).exists():
-        raise FileNotFoundError(f"{folder / INDEX} is missing: the sharded write did not finish (no index, no checkpoint)")
+        raise FileNotFoundError(f"{folder / INDEX} is missing: the sharded write did not finish "
+                                "(no index, no checkpoint)")
     index = torch.load(folder / INDEX, map_location=map_location, weights_only=True)
     tensors: dict = {}
     for name in index["shards"]:
@@ -244,6 +249,8 @@ def bench(state: dict, folder: str | os.PathLike | None = None, shards: tuple[in
     from helpers.core import timing
 
     dev = _device_of(state)
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads={threads}: need at least one thread (or None: one per shard)")
     out = []
     with tempfile.TemporaryDirectory(prefix="ckptwrite-", dir=folder) as tmp:
         for method, n in [("single", 1)] + [("sharded", s) for s in shards]:
@@ -257,7 +264,8 @@ def bench(state: dict, folder: str | os.PathLike | None = None, shards: tuple[in
                 if method == "single":
                     fn = lambda where=where, sync=sync: write_single(state, where, fsync=sync)  # noqa: E731
                 else:
-                    fn = lambda where=where, sync=sync, n=n: write_sharded(state, where, n, threads, fsync=sync)  # noqa: E731
+                    fn = lambda where=where, sync=sync, n=n: write_sharded(  # noqa: E731
+                        state, where, n, threads, fsync=sync)
                 t = timing.time_fn(fn, warmup=warmup, repeats=repeats, setup=clean)
                 files = sorted(where.iterdir())
                 size = sum(f.stat().st_size for f in files)
@@ -302,9 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--width", type=cli.bounded_int(64, 16384), default=2048, help="layer width (default %(default)s)")
     ap.add_argument("--shards", type=cli.csv_of(cli.bounded_int(1, 1024)), default="4,8",
                     help="shard counts for the sharded writer (default %(default)s)")
-    ap.add_argument("--threads", type=cli.bounded_int(1, 1024), default=None, help="writer threads (default: one per shard)")
-    ap.add_argument("--fsync", choices=("both", "on", "off"), default="both", help="fsync each file (default %(default)s)")
-    ap.add_argument("--repeats", type=cli.bounded_int(1, 100), default=3, help="timed writes per way (default %(default)s)")
+    ap.add_argument("--threads", type=cli.bounded_int(1, 1024), default=None,
+                    help="writer threads (default: one per shard)")
+    ap.add_argument("--fsync", choices=("both", "on", "off"), default="both",
+                    help="fsync each file (default %(default)s)")
+    ap.add_argument("--repeats", type=cli.bounded_int(1, 100), default=3,
+                    help="timed writes per way (default %(default)s)")
     ap.add_argument("--state-device", choices=("cpu", "auto", "cuda"), default="cpu",
                     help="where the state lives: cpu measures the disk path alone; cuda adds the copy to the host")
     results.add_output_args(ap)
@@ -320,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# {n_params:,} parameters, {tensor_bytes(state) / 1e9:.2f} GB of tensors; state on {dev} ({why}); "
               f"{a.path} on {iobench.fs_type(a.path)}")
     results.emit(recs, "ckptwrite", a, columns=COLUMNS, path=a.path, fs_type=iobench.fs_type(a.path),
-                 n_params=n_params, state_bytes=tensor_bytes(state), note="the host's disk under --path, not a GPU result")
+                 n_params=n_params, state_bytes=tensor_bytes(state),
+                 note="the host's disk under --path, not a GPU result")
     return 0
 
 

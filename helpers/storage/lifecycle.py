@@ -151,7 +151,8 @@ def simulate(objects: list[Obj], rules: dict[str, Rule], tiers: dict[str, Tier],
         t = tiers[x.tier]
         short = t.min_days - (day - x.since)
         if short > 0:
-            cost[(day // MONTH_DAYS, x.tier, "early")] += x.obj.size_bytes / 1e9 * t.usd_per_GB_month / MONTH_DAYS * short
+            gb = x.obj.size_bytes / 1e9
+            cost[(day // MONTH_DAYS, x.tier, "early")] += gb * t.usd_per_GB_month / MONTH_DAYS * short
         sim.moves[f"{x.tier}->{to}"] = sim.moves.get(f"{x.tier}->{to}", 0) + 1
         x.tier, x.since = to, day
 
