@@ -41,6 +41,8 @@ TOOLS: dict[str, str] = {
     "actmem": "helpers.training.actmem",
     "planner": "helpers.training.planner",
     "elastic": "helpers.training.elastic",
+    "attention": "helpers.training.attention",
+    "gptmfu": "helpers.training.gpt_mfu",
     "mig": "helpers.ops.mig",
     "exporter": "helpers.ops.exporter",
     "prom": "helpers.ops.promserver",
