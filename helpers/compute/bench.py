@@ -22,7 +22,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers.core import results, timing
+from helpers.core import cli, results, timing
 from helpers.compute import gemm, membw
 
 COLUMNS = {
@@ -245,13 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtypes", default=",".join(gemm.DTYPES), help="gemm: comma-separated (default %(default)s)")
     ap.add_argument("--shapes", default="", help="gemm: m×n×k list, e.g. 4096x4096x4096,8192x8192x8192")
     ap.add_argument("--sweep", action="store_true", help="gemm: the MAMF-like shape sweep gemm.GPU_SWEEP")
-    ap.add_argument("--sustain-s", type=float, default=None,
+    ap.add_argument("--sustain-s", type=cli.bounded_float(0.0, 600.0), default=None,
                     help="gemm: seconds of back-to-back GEMMs per shape for the sustained rate "
                          "(default 1.0 on a GPU, 0 = none on a CPU)")
-    ap.add_argument("--elements", type=int, default=None, help="membw: array length (default: ≥ 4 × LLC)")
-    ap.add_argument("--n", type=int, default=None, help="hpl: matrix side")
+    ap.add_argument("--elements", type=cli.bounded_int(1024, 2**34), default=None, help="membw: array length (default: ≥ 4 × LLC)")
+    ap.add_argument("--n", type=cli.bounded_int(16, 65536), default=None, help="hpl: matrix side")
     ap.add_argument("--quick", action="store_true", help="all: small CPU sweeps (about 20 s on 2 cores)")
-    ap.add_argument("--threads", type=int, default=None,
+    ap.add_argument("--threads", type=cli.bounded_int(1, 4096), default=None,
                     help="torch CPU threads (default: bench.cpu_threads(): 1 on machines with ≤ 2 cores)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
