@@ -41,4 +41,6 @@ WS=$(IFS=,; echo "1,${SIZES[*]}")
 step "$PY" -m helpers dptrain --model mlp,gpt --world-size "$WS" --steps 5 --timeout 600 --out "$OUT/dptrain.json"
 step "$PY" -m helpers tensorpar --world-size 2 --out "$OUT/tensorpar.json"
 step "$PY" -m helpers pipeline real --world-size $(( N < 4 ? N : 4 )) --schedule gpipe,1f1b --out "$OUT/pipeline.json"
+# ch08: compute/communication overlap from the profiler trace, NCCL ranks
+step "$PY" -m helpers overlap --world-size "$N" --out "$OUT/overlap_nccl.json"
 echo "[multigpu] done in $((SECONDS - t0)) s → $OUT"
