@@ -43,6 +43,7 @@ TOOLS: dict[str, str] = {
     "elastic": "helpers.training.elastic",
     "attention": "helpers.training.attention",
     "gptmfu": "helpers.training.gpt_mfu",
+    "serving": "helpers.serving.batching",
     "mig": "helpers.ops.mig",
     "exporter": "helpers.ops.exporter",
     "prom": "helpers.ops.promserver",

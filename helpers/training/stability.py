@@ -112,8 +112,8 @@ def train(recipe: Recipe, steps: int = 60, seed: int = 0, d_model: int = 64) -> 
         losses.append(loss.item())
         norms.append(norm / recipe.loss_shrink)
         mon.update(norms[-1])
-    return TrainResult(recipe.name, tuple(losses), tuple(norms), losses[-1], max(losses[10:]), spikes(losses),
-                       skipped, zero_frac, tuple(mon.flags))
+    return TrainResult(recipe.name, tuple(losses), tuple(norms), losses[-1], max(losses[min(10, steps - 1):]),
+                       spikes(losses), skipped, zero_frac, tuple(mon.flags))
 
 
 # ------------------------------------------------------------------ numerics
