@@ -154,13 +154,17 @@ def _cupy_ops(a, b, c):
          ("copy", "scale", "add", "triad", "dot_partial", "dot_final")}
     n = np.uint64(a.size)
     q = np.float32(Q)
-    grid, blk = (cupy_blocks(cp.cuda.Device().attributes["MultiProcessorCount"], int(a.size)),), (THREADS,)
-    partial = cp.empty(grid[0], dtype=cp.float32)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    grid, blk = (cupy_blocks(sms, int(a.size)),), (THREADS,)
+    # dot keeps the grid-stride grid: one pass of blocks means one partial sum (and one block reduction) per 4 KiB,
+    # which cost 8 % on the H200 (0.92 x torch) against 1.03 x with 8 resident blocks per SM looping
+    dgrid = (cupy_blocks(sms),)
+    partial = cp.empty(dgrid[0], dtype=cp.float32)
     out = cp.empty(1, dtype=cp.float32)
 
     def dot():
-        k["dot_partial"](grid, blk, (a, b, partial, n))
-        k["dot_final"]((1,), (1024,), (partial, out, np.int32(grid[0])))
+        k["dot_partial"](dgrid, blk, (a, b, partial, n))
+        k["dot_final"]((1,), (1024,), (partial, out, np.int32(dgrid[0])))
         return out
 
     return {"copy": lambda: k["copy"](grid, blk, (a, c, n)), "scale": lambda: k["scale"](grid, blk, (c, b, q, n)),
