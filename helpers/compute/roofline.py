@@ -217,12 +217,16 @@ def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
     by_dt = [dict(label=dt, method="update",
                   args=[view([t[1] == dt for t in tags], False), {"title.text": f"{title}: {dt} on every device"}])
              for dt in dtypes]
+    # the dtype menu starts on "every dtype", the view the figure opens with, so menu and title agree
+    by_dt.insert(0, dict(label="every dtype", method="update",
+                         args=[view([t[0] == 0 for t in tags], True),
+                               {"title.text": f"{title}: {views[0][0].device}, every dtype"}]))
     shown = [t for t in tags if t[4] != "ridge"]            # traces with a legend entry
     legend_rows = max([sum(t[0] == vi for t in shown) for vi in range(len(views))] +
                       [sum(t[1] == dt for t in shown) for dt in dtypes])
     menu = dict(direction="down", y=1.1, yanchor="bottom", xanchor="left", showactive=True)
     fig.update_layout(
-        updatemenus=[dict(buttons=by_dev, x=0.08, active=0, **menu), dict(buttons=by_dt, x=0.62, active=-1, **menu)],
+        updatemenus=[dict(buttons=by_dev, x=0.08, active=0, **menu), dict(buttons=by_dt, x=0.62, active=0, **menu)],
         annotations=[dict(text="device:", x=0.0, xref="paper", y=1.13, yref="paper", showarrow=False, xanchor="left"),
                      dict(text="dtype:", x=0.56, xref="paper", y=1.13, yref="paper", showarrow=False, xanchor="left")],
         margin=dict(t=150, b=60), height=620 + 18 * legend_rows,
