@@ -91,10 +91,11 @@ def test_cli(tmp_path, capsys):
         cw.mlp(1000, width=256)
 
 
-def test_cli_refuses_bad_input(capsys):
+def test_cli_refuses_bad_input(capsys, tmp_path):
     from helpers.core import cli
 
     assert cli.run(cw.main, ["--params", "0"]) != 0
     assert "--params" in capsys.readouterr().err
     with pytest.raises(ValueError, match="threads=0"):
-        cw.write_sharded({"a": torch.zeros(1), "b": torch.zeros(1)}, ".", 2, threads=0)
+        cw.write_sharded({"a": torch.zeros(1), "b": torch.zeros(1)}, tmp_path, 2, threads=0)
+    assert list(tmp_path.iterdir()) == []               # refused before anything was written
