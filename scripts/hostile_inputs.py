@@ -1,0 +1,107 @@
+"""Try every tool the way a hostile new user would, and tally what happened (issue 18's acceptance table).
+
+    python scripts/hostile_inputs.py [--jobs 2] [--tools device,iobench] [--json FILE]
+
+Cases come from the tools' own parsers (every typed or choice flag gets the bad values its type refuses: zero,
+negative, huge, non-finite, malformed, empty) plus hand-written ones (missing, empty and folder paths for file
+arguments; unknown sub-commands). Each case runs as ``python -m helpers TOOL …`` in a fresh working folder with
+its own TMPDIR, and is classified: clear error (non-zero exit, one or two stderr lines, no traceback), traceback,
+wrong success (exit 0), hang (past the time limit; killed with its process group), leftovers (files left in the
+working folder or TMPDIR).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.test_cli_properties import flags, rejected  # noqa: E402  (the parsers, read the same way)
+
+from helpers.__main__ import TOOLS  # noqa: E402
+
+BAD = ["0", "-1", "-0.5", "abc", "nan", "inf", "1e400", "", "99999999999999999999", "1,,2", "4Q"]
+EXTRA = {
+    "ibdiag": [["--ibstat", "/no/such/file"], ["--ibstat", ""], ["--ibstat", "/"]],
+    "nccltests": [["/no/such/log"], [""], ["/"]],
+    "overview": [["fleet", "/no/such.json"], ["fleet", "/"]],
+    "ncclenv": [["--lint", "/no/such/script.sh"]],
+    "pipeline": [["nosuch"]],
+    "bench": [["nosuch"]],
+}
+
+
+def cases(tools):
+    out = []
+    for tool in tools:
+        for prefix, opt, act in flags(tool):
+            out += [(tool, [*prefix, f"{opt}={v}"]) for v in BAD if rejected(act, v)]
+        out += [(tool, argv) for argv in EXTRA.get(tool, [])]
+    return out
+
+
+def run(case, timeout_s: float):
+    tool, argv = case
+    with tempfile.TemporaryDirectory(prefix="hostile-") as base:
+        cwd, tmp = Path(base, "cwd"), Path(base, "tmp")
+        cwd.mkdir(), tmp.mkdir()
+        env = {**os.environ, "TMPDIR": str(tmp), "BOOK_QUIET": "1", "PYTHONPATH": str(ROOT)}
+        p = subprocess.Popen([sys.executable, "-m", "helpers", tool, *argv], cwd=cwd, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout_s)
+            hung = False
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            hung = True
+        left = [str(x.relative_to(base)) for d in (cwd, tmp) for x in d.iterdir()]
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    if hung:
+        kind = "hang"
+    elif "Traceback" in err:
+        kind = "traceback"
+    elif p.returncode == 0:
+        kind = "wrong success"
+    elif len(lines) <= 2:
+        kind = "clear error"
+    else:
+        kind = "unclear error"
+    return {"tool": tool, "argv": argv, "exit": p.returncode, "kind": kind, "leftovers": left,
+            "stderr": "\n".join(lines[-3:])}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--tools", default="", help="comma-separated subset (default: every tool)")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--json", metavar="FILE")
+    a = ap.parse_args()
+    tools = [t for t in (a.tools.split(",") if a.tools else TOOLS) if t]
+    todo = cases(tools)
+    with ThreadPoolExecutor(a.jobs) as ex:
+        res = list(ex.map(lambda c: run(c, a.timeout), todo))
+    kinds = ["clear error", "unclear error", "traceback", "wrong success", "hang"]
+    print(f"{'inputs tried':14s} {len(res)}")
+    for k in kinds:
+        print(f"{k:14s} {sum(r['kind'] == k for r in res)}")
+    print(f"{'leftovers':14s} {sum(bool(r['leftovers']) for r in res)}")
+    for r in res:
+        if r["kind"] != "clear error" or r["leftovers"]:
+            print(f"  {r['kind']:13s} python -m helpers {r['tool']} {' '.join(r['argv'])} -> exit {r['exit']}: "
+                  f"{r['stderr'][:200]!r} {r['leftovers'] or ''}")
+    if a.json:
+        Path(a.json).write_text(json.dumps(res, indent=1))
+    return 0 if all(r["kind"] == "clear error" and not r["leftovers"] for r in res) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
