@@ -19,6 +19,8 @@ TOOLS: dict[str, str] = {
     "backends": "helpers.compute.backends",
     "transfer": "helpers.compute.transfer",
     "bench": "helpers.compute.bench",
+    "tuning": "helpers.compute.tuning",
+    "mlperf": "helpers.compute.mlperf",
     "allocator": "helpers.compute.allocator",
     "fp8": "helpers.compute.fp8",
     "collectives": "helpers.network.collectives",
