@@ -99,6 +99,9 @@ def peak(dev_name: str, spec_dtype: str, what: str = "tflops") -> tuple[float | 
     return float(p), f"{s.name} datasheet dense {spec_dtype} ({s.source})"
 
 
+CPU_FLUSH_MAX_BYTES = 256 * 2**20
+
+
 def llc_bytes() -> int:
     """Size of the CPU's largest cache level from sysfs (Linux); 32 MiB when it cannot be read."""
     sizes = []
@@ -166,11 +169,14 @@ def _calls(A, B, C, dtype: str, plain_layout: str = "nt"):
     return (lambda: torch.mm(A, B.t(), out=C)), (lambda: torch.matmul(A, Bp))
 
 
-def _counts(fn, dev, budget_s: float, warmup: int, repeats: int, min_repeats: int) -> tuple[int, int]:
-    """MAMF's warm-up/timed counts, shrunk so one (shape, method) takes about ``budget_s``."""
+def _counts(fn, dev, budget_s: float, warmup: int, repeats: int, min_repeats: int, setup=None) -> tuple[int, int]:
+    """MAMF's warm-up/timed counts, shrunk so one (shape, method) takes about ``budget_s`` — the untimed cache
+    flush before each call included, which on a CPU costs more than a small GEMM."""
     fn()
     timing.sync(dev)
     t0 = time.perf_counter()
+    if setup is not None:
+        setup()
     fn()
     timing.sync(dev)
     est = max(time.perf_counter() - t0, 1e-6)
@@ -202,7 +208,7 @@ def _mamf_and_plain(mamf, plain, flush, C, C_rand, dev, shape, dtype, pk, note, 
     tdev = dev if on_gpu else None
     out = []
     for method, fn, setup in (("mamf", mamf, reset), ("plain", plain, None)):
-        w, r = _counts(fn, dev, budget_s, warmup, repeats, 10 if on_gpu else 5)
+        w, r = _counts(fn, dev, budget_s, warmup, repeats, 10 if on_gpu else 5, setup)
         t, smp = _sampled(dev, lambda: timing.time_fn(fn, device=tdev, warmup=w, repeats=r, setup=setup))
         best, med = flop / t.min_s / 1e12, flop / t.median_s / 1e12
         out.append(GemmResult("gemm", method, dtype, m, n, k, f"{m}×{n}×{k}", flop, t.min_s, t.median_s, best, med,
@@ -251,7 +257,9 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
         if min(m, n, k) < 16 or any(x % 16 for x in (m, n, k)):
             raise ValueError(f"shape {m}×{n}×{k}: use multiples of 16 (fp8 Tensor Cores require it)")
     name = device_name(dev)
-    nbytes = GPU_FLUSH_BYTES if on_gpu else 2 * llc_bytes()
+    # on a CPU, twice the last-level cache — capped: a virtual machine reports its host's whole L3 (480 MiB seen
+    # here), of which two cores hold only a share, and zeroing a GiB before every call would be the whole benchmark
+    nbytes = GPU_FLUSH_BYTES if on_gpu else min(2 * llc_bytes(), CPU_FLUSH_MAX_BYTES)
     flush = torch.empty(nbytes // 4, dtype=torch.int32, device=dev)
     out: list[GemmResult] = []
     warmed = warm_s <= 0

@@ -238,7 +238,9 @@ def default_elements(dev: torch.device) -> tuple[int, int]:
     if dev.type == "cuda":
         l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 50 * 2**20)
         return 2**28, 2 ** int(np.log2(l2 / 2 / 3 / 4))
-    llc = llc_bytes()
+    # STREAM's rule is arrays of at least 4 x the last-level cache; capped at 2^26 fp32 (256 MiB per array) because a
+    # virtual machine reports its host's whole L3 (480 MiB seen on the book's CI kind), far more than its cores hold
+    llc = min(llc_bytes(), 64 * 2**20)
     big = max(2**22, 2 ** int(np.ceil(np.log2(4 * llc / 4))))
     return big, 2 ** int(np.log2(llc / 2 / 3 / 4))
 
