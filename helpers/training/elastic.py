@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.core import procs
+from helpers.core import cli, procs
 
 
 def young(delta_s: float, mtbf_s: float) -> float:
@@ -232,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=cli.existing_dir, required=True, help="job folder (checkpoint, events, final weights)")
     ap.add_argument("--steps", type=cli.positive_int, default=12)
     ap.add_argument("--every", type=cli.positive_int, default=4, help="checkpoint every N steps")
-    ap.add_argument("--kill-rank", type=int, default=1)
-    ap.add_argument("--kill-at", type=int, default=-1, help="step at which kill-rank dies on attempt 0 (-1: never)")
+    ap.add_argument("--kill-rank", type=cli.bounded_int(0, 1024), default=1)
+    ap.add_argument("--kill-at", type=cli.bounded_int(-1, 10**6), default=-1, help="step at which kill-rank dies on attempt 0 (-1: never)")
     a = ap.parse_args(argv)
     worker(a.dir, a.steps, a.every, a.kill_rank, a.kill_at)
     return 0

@@ -28,7 +28,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers.core import specs
+from helpers.core import cli, specs
 from helpers.training import memory, perfmodel
 
 # Narayanan et al. 2021 (arXiv 2104.04473), Table 1, last row: a 1T-parameter GPT on 3072 A100-80GB,
@@ -216,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m helpers planner", description=__doc__.split("\n")[0])
     ap.add_argument("--preset", default="megatron-1t", choices=sorted(PRESETS))
-    ap.add_argument("--top", type=int, default=10)
-    ap.add_argument("--efficiency", type=float, default=0.6, help="assumed GEMM efficiency (fraction of peak)")
+    ap.add_argument("--top", type=cli.bounded_int(1, 10_000), default=10)
+    ap.add_argument("--efficiency", type=cli.bounded_float(0.0, 1.0, lo_open=True), default=0.6, help="assumed GEMM efficiency (fraction of peak)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     pr = PRESETS[a.preset]
