@@ -137,3 +137,22 @@ def test_sampler_gpu_path_with_fake_nvml():
     r = power.summarise("gemm", "fake", s, steps=10, tokens_per_step=100, time_s=0.05)
     assert r.mean_power_W == 700.0 and r.throttle_reasons == "sw_power_cap" and r.power_source == "nvml"
     assert r.energy_per_token_mJ == pytest.approx(r.energy_J / 1000 * 1000)
+
+
+def test_curve_from_operating_points_on_the_recorded_trace():
+    """The recorded H200 trace cannot be fitted (load, not clock, differs) but calibrates on two operating points:
+    the curve passes through the idle floor and the capped GEMM's median (clock, power)."""
+    import numpy as np
+
+    from helpers.core import measurements
+    from helpers.economics import energymodel
+
+    tr = measurements.load("h200/power")["traces"]
+    curve = energymodel.curve_from_operating_points(tr, f_max_MHz=1980)
+    f_g = np.median([s["sm_clock_MHz"] for s in tr["gemm"]])
+    p_g = np.median([s["power_W"] for s in tr["gemm"]])
+    assert abs(curve.power_W(f_g) - p_g) < 1e-6 * p_g
+    assert curve.static_W == np.median([s["power_W"] for s in tr["idle"]])
+    import pytest
+    with pytest.raises(ValueError, match="nothing to calibrate"):
+        energymodel.curve_from_operating_points({"idle": tr["gemm"], "gemm": tr["idle"]})

@@ -62,6 +62,28 @@ def curve_from_trace(samples: list[dict], min_power_W: float = 0.0) -> PowerCurv
     return fit_power_curve(f, p, source="recorded trace")
 
 
+def curve_from_operating_points(traces: dict[str, list[dict]], idle: str = "idle", load: str = "gemm",
+                                f_max_MHz: float | None = None) -> PowerCurve:
+    """A curve calibrated on two measured operating points when no clock sweep exists: the idle floor as
+    P_static, and the loaded workload's median (clock, power) for c = (P_load − P_idle) / f_load³. It assumes the
+    f³ law between them (stated in ``source``) — a one-point calibration, not a fit."""
+    def med(name, key):
+        vals = [s[key] for s in traces.get(name, []) if s.get(key) is not None]
+        if not vals:
+            raise ValueError(f"the trace has no {key} samples for {name!r}: record it with powertrace "
+                             f"--workload {idle},{load}")
+        return float(np.median(vals))
+
+    p_idle, p_load, f_load = med(idle, "power_W"), med(load, "power_W"), med(load, "sm_clock_MHz")
+    if p_load <= p_idle:
+        raise ValueError(f"{load} draws {p_load:.0f} W, not more than {idle} ({p_idle:.0f} W): nothing to calibrate")
+    c = (p_load - p_idle) / (f_load / 1000) ** 3
+    f_top = f_max_MHz or max(s["sm_clock_MHz"] for tr in traces.values() for s in tr if s.get("sm_clock_MHz"))
+    return PowerCurve(p_idle, c, float(f_top),
+                      f"recorded trace, two operating points: {idle} {p_idle:.0f} W as static power, {load} "
+                      f"{p_load:.0f} W at {f_load:.0f} MHz; f³ assumed between them")
+
+
 @dataclass(frozen=True)
 class CapPoint:
     cap_W: float

@@ -73,15 +73,15 @@ def simulate(interval_s: float, delta_s: float, mtbf_s: float, work_s: float, re
     need = np.full((runs, n_seg), interval_s + delta_s)
     need[:, -1] = work_s - interval_s * (n_seg - 1) + delta_s
     wall, fails = np.zeros((runs, n_seg)), np.zeros((runs, n_seg))
-    todo = np.ones((runs, n_seg), dtype=bool)
-    while todo.any():
-        t_fail = rng.exponential(mtbf_s, size=int(todo.sum()))
-        ok = t_fail >= need[todo]
-        add = np.where(ok, need[todo], t_fail + restart_s)
-        wall[todo] += add
-        fails[todo] += ~ok
-        idx = np.flatnonzero(todo)
-        todo.flat[idx[ok]] = False
+    pending = np.ones((runs, n_seg), dtype=bool)
+    while pending.any():
+        t_fail = rng.exponential(mtbf_s, size=int(pending.sum()))
+        ok = t_fail >= need[pending]
+        add = np.where(ok, need[pending], t_fail + restart_s)
+        wall[pending] += add
+        fails[pending] += ~ok
+        idx = np.flatnonzero(pending)
+        pending.flat[idx[ok]] = False
     w = wall.sum(axis=1).mean()
     return SimResult(interval_s, float(w), float((w - work_s) / w), float(fails.sum(axis=1).mean()))
 
