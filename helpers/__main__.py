@@ -19,6 +19,8 @@ TOOLS: dict[str, str] = {
     "backends": "helpers.compute.backends",
     "transfer": "helpers.compute.transfer",
     "bench": "helpers.compute.bench",
+    "hroofline": "helpers.compute.hroofline",
+    "ncu": "helpers.compute.ncu",
     "tuning": "helpers.compute.tuning",
     "mlperf": "helpers.compute.mlperf",
     "allocator": "helpers.compute.allocator",
