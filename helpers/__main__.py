@@ -40,6 +40,7 @@ TOOLS: dict[str, str] = {
     "labels": "helpers.storage.labels",
     "compress": "helpers.storage.compress",
     "dptrain": "helpers.training.dptrain",
+    "dszero": "helpers.training.dszero",
     "ddpcomm": "helpers.training.ddpcomm",
     "tensorpar": "helpers.training.tensorpar",
     "seqpar": "helpers.training.seqpar",
