@@ -13,6 +13,7 @@ value seen per category is kept. What was found is set against ZeRO's formula (f
 ``helpers.training.memory``) and, in the chapter, against FSDP's counts from ``dptrain``.
 
     python -m helpers dszero --world-size 2 --stages 0,1,2,3 --json       # spawns 2 ranks (Gloo on CPU)
+    python -m helpers dszero --world-size 1,2 --out dszero.json            # 1 GPU: NCCL rank, then 2 Gloo ranks
     torchrun --nproc_per_node=2 -m helpers dszero --stages 3              # the real launcher
 """
 from __future__ import annotations
@@ -142,8 +143,10 @@ class _Peaks:
             h.remove()
 
 
-def ds_config(stage: int, world_size: int, global_batch: int = 8, bucket_elems: int = 4096) -> dict:
-    """The DeepSpeed JSON for Lab 1's job: fp32, no accumulation, small buckets, nothing kept whole."""
+def ds_config(stage: int, world_size: int, global_batch: int = 8, bucket_elems: int = 4096,
+              zero_overrides: dict | None = None) -> dict:
+    """The DeepSpeed JSON for Lab 1's job: fp32, no accumulation, small buckets, nothing kept whole;
+    ``zero_overrides`` is merged into ``zero_optimization`` last (e.g. to restore a DeepSpeed default)."""
     if stage not in STAGES:
         raise ValueError(f"stage={stage}: ZeRO stages are {STAGES}")
     if world_size < 1 or global_batch % world_size:
@@ -153,6 +156,7 @@ def ds_config(stage: int, world_size: int, global_batch: int = 8, bucket_elems: 
     if stage == 3:   # the defaults keep small or soon-reused parameters whole: TinyGPT would not be sharded
         zero.update(stage3_param_persistence_threshold=0, stage3_max_live_parameters=0,
                     stage3_max_reuse_distance=0, stage3_prefetch_bucket_size=0)
+    zero.update(zero_overrides or {})
     return {"train_batch_size": global_batch, "train_micro_batch_size_per_gpu": global_batch // world_size,
             "gradient_accumulation_steps": 1, "zero_optimization": zero,
             "zero_allow_untested_optimizer": True,     # a torch.optim.Adam client optimizer under ZeRO
@@ -168,7 +172,7 @@ def formula_bytes(n_params: int, stage: int, world_size: int) -> tuple[int, int]
 
 
 def train(ctx: launch.RankContext, stage: int, steps: int = 3, global_batch: int = 8, lr: float = 1e-2,
-          seed: int = 0, kind: str = "gpt") -> ZeroRankRun:
+          seed: int = 0, kind: str = "gpt", zero_overrides: dict | None = None) -> ZeroRankRun:
     """Train ``kind`` under ZeRO ``stage`` on this rank; losses and measured bytes. Needs a process group."""
     os.environ.setdefault("DS_ACCELERATOR", "cuda" if ctx.device.startswith("cuda") else "cpu")
     import logging
@@ -178,8 +182,12 @@ def train(ctx: launch.RankContext, stage: int, steps: int = 3, global_batch: int
     import torch.distributed as dist
 
     deepspeed.utils.logger.setLevel(logging.WARNING)
+    if ctx.device == "cpu":
+        # DeepSpeed's TorchBackend JIT-compiles a shared-memory all-reduce (deepspeed_shm_comm, C++ via ninja,
+        # ~30 s on 2 cores the first time) when it starts; only inference_all_reduce uses it, training does not.
+        importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None
     deepspeed.init_distributed(dist_backend=ctx.backend)     # joins the launcher's existing process group
-    cfg = ds_config(stage, ctx.world_size, global_batch)
+    cfg = ds_config(stage, ctx.world_size, global_batch, zero_overrides=zero_overrides)
     model = models.build(kind, seed)
     n_params = models.count_params(model)
     engine, _, _, _ = deepspeed.initialize(model=model, optimizer=torch.optim.Adam(model.parameters(), lr=lr),
@@ -212,29 +220,29 @@ def train(ctx: launch.RankContext, stage: int, steps: int = 3, global_batch: int
 
 
 def train_stages(ctx: launch.RankContext, stages: tuple[int, ...], steps: int, global_batch: int, lr: float,
-                 seed: int) -> list[ZeroRankRun]:
+                 seed: int, zero_overrides: dict | None = None) -> list[ZeroRankRun]:
     """The rank worker: every stage in turn in one process group (one spawn, one DeepSpeed import)."""
     import torch
 
     if ctx.device == "cpu":
         torch.set_num_threads(1)     # tiny tensors: more OpenMP threads only spin against the other rank
-    return [train(ctx, s, steps, global_batch, lr, seed) for s in stages]
+    return [train(ctx, s, steps, global_batch, lr, seed, zero_overrides=zero_overrides) for s in stages]
 
 
 def compare(stages=STAGES, world_size: int = 2, steps: int = 3, global_batch: int = 8, lr: float = 1e-2,
-            seed: int = 0, timeout_s: float = 120) -> list[ZeroRankRun]:
+            seed: int = 0, timeout_s: float = 120, zero_overrides: dict | None = None) -> list[ZeroRankRun]:
     """Run ``stages`` on ``world_size`` spawned ranks; every rank's record, stage by stage."""
     bad = [s for s in stages if s not in STAGES]
     if bad or not stages:
         raise ValueError(f"stages {list(stages)}: choose among {STAGES}")
     for s in stages:
-        ds_config(s, world_size, global_batch)       # refuse a bad batch split here, before any rank starts
+        ds_config(s, world_size, global_batch, zero_overrides=zero_overrides)   # bad input: refused here
     if importlib.util.find_spec("deepspeed") is None:   # found, not imported: its import logs to stdout
         raise RuntimeError("deepspeed is not installed: pip install deepspeed==0.19.8 (no CUDA toolchain needed)")
     from helpers.training import dszero as _self     # by module name, so spawn works when run as __main__ too
 
     res = launch.spawn(_self.train_stages, world_size, tuple(stages), steps, global_batch, lr, seed,
-                       timeout_s=timeout_s)
+                       dict(zero_overrides or {}), timeout_s=timeout_s)
     return [r for per_rank in res.results for r in per_rank]
 
 
@@ -259,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers dszero", description=__doc__.split("\n")[0])
     ap.add_argument("--stages", type=cli.csv_of(cli.bounded_int(0, 3)), default="0,1,2,3",
                     help="comma-separated ZeRO stages, e.g. 0,1,2,3")
-    ap.add_argument("--world-size", type=cli.world_size, default=2, help="ranks to spawn (ignored under torchrun)")
+    ap.add_argument("--world-size", type=cli.csv_of(cli.world_size), default="2",
+                    help="comma-separated rank counts to spawn, e.g. 1,2 (ignored under torchrun)")
     ap.add_argument("--steps", type=cli.bounded_int(1, 1000), default=3)
     ap.add_argument("--global-batch", type=cli.bounded_int(1, 1_000_000), default=8)
     ap.add_argument("--lr", type=cli.bounded_float(0.0, 100.0, lo_open=True), default=1e-2)
@@ -278,8 +287,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(json.dumps(records(runs)) + "\n")
         dist.destroy_process_group()
         return 0
-    runs = compare(tuple(a.stages), a.world_size, a.steps, a.global_batch, a.lr, a.seed, a.timeout)
-    results.emit(records(runs), "dszero", a, columns=["stage", "rank", "backend", "measured_bytes",
+    rows = []
+    for ws in a.world_size:      # one spawn per world size; the loss gap is taken within each
+        rows += records(compare(tuple(a.stages), ws, a.steps, a.global_batch, a.lr, a.seed, a.timeout))
+    results.emit(rows, "dszero", a, columns=["world_size", "stage", "rank", "backend", "measured_bytes",
                                                       "zero_formula_bytes", "zero_formula_master_bytes",
                                                       "peak_total_bytes", "max_loss_diff_vs_stage0"])
     return 0
