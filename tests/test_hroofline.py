@@ -9,8 +9,8 @@ LEVELS = [h.Level("L1d", 48 * 2**10, "t"), h.Level("L2", 2 * 2**20, "t"), h.Leve
 def test_classify_needs_the_working_set_firmly_inside_a_level():
     assert h.classify(16 * 2**10, LEVELS) == "L1d"          # ≤ half of 48 KiB
     assert h.classify(32 * 2**10, LEVELS) == ""             # over half of L1d, under L1d: between
-    assert h.classify(64 * 2**10, LEVELS) == ""             # ≥ L1d but < 2 × L1d: between
-    assert h.classify(128 * 2**10, LEVELS) == "L2"
+    assert h.classify(128 * 2**10, LEVELS) == ""            # ≥ L1d but < 4 × L1d: between
+    assert h.classify(256 * 2**10, LEVELS) == "L2"
     assert h.classify(2 * 2**20, LEVELS) == ""
     assert h.classify(8 * 2**20, LEVELS) == "DRAM"
 
@@ -38,8 +38,8 @@ def test_cpu_sweep_moves_the_bytes_it_says_and_gives_one_ceiling_per_level():
 
 
 def test_figure_draws_one_slope_per_level_and_a_kernel_once_per_level():
-    cs = [h.Ceiling("x", "L1", 20000.0, 2**18, 3, 2**15), h.Ceiling("x", "L2", 10000.0, 2**25, 3, 2**22),
-          h.Ceiling("x", "HBM", 4000.0, 2**37, 3, 2**30)]
+    cs = [h.Ceiling("x", "L1", 20000.0, 19000.0, 2**18, 3, 2**15), h.Ceiling("x", "L2", 10000.0, 9000.0, 2**25, 3, 2**22),
+          h.Ceiling("x", "HBM", 4000.0, 3900.0, 2**37, 3, 2**30)]
     k = {"name": "softmax", "tflops": 1.5, "intensity": {"L1": 1.25, "L2": 0.8, "HBM": 1.7}}
     fig = h.figure(cs, [("bf16", 989.0)], [k])
     assert len(fig.data) == 3 + 1 + 1 and list(fig.data[-1].x) == [1.25, 0.8, 1.7]

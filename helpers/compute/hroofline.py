@@ -6,7 +6,8 @@ CCPE 2020) draws one slope per level and places a kernel once per level, at the 
 level*. This module measures the slopes the way the Empirical Roofline Toolkit does: a **working-set sweep**. One
 kernel reads a buffer of S bytes over and over; while S fits in a level, that level serves the reads, so the
 bandwidth steps down each time S outgrows a cache. The ceiling of a level is the best rate among the working sets
-that sit firmly inside it (S ≤ half its capacity, S ≥ twice the level above).
+that sit firmly inside it: S ≤ half its capacity and S ≥ 4 × the level above (STREAM's rule for main memory,
+arrays "at least 4 times the size of the available cache", applied to every level).
 
 * GPU (cupy): ``read_sweep`` — each block of a full grid reads a long run of float4s with ``__ldg``, starting at its
   own offset and wrapping around the buffer, so every SM walks the whole buffer: a 32 KiB buffer is re-read from
@@ -74,7 +75,8 @@ class SweepPoint:
 class Ceiling:
     device: str
     level: str
-    bw_GBps: float             # the best point inside the level
+    bw_GBps: float             # the best point inside the level (the roofline's ceiling: an upper bound)
+    min_bw_GBps: float         # the worst point inside it: how flat the plateau is
     capacity_bytes: int
     n_points: int
     working_set_bytes: int     # of the best point
@@ -109,11 +111,11 @@ def gpu_levels(props) -> list[Level]:
 
 
 def classify(working_set: int, levels: list[Level]) -> str:
-    """The level a working set sits firmly inside: ≤ half its capacity and ≥ twice the level above; else ''."""
+    """The level a working set sits firmly inside: ≤ half its capacity and ≥ 4 × the level above; else ''."""
     above = 0
     for lv in levels:
         if working_set <= lv.capacity_bytes // 2:
-            return lv.name if working_set >= 2 * above else ""
+            return lv.name if working_set >= 4 * above else ""
         if working_set <= lv.capacity_bytes:
             return ""
         above = lv.capacity_bytes
@@ -170,14 +172,15 @@ def sweep_gpu(working_sets: list[int], levels: list[Level], min_bytes_per_call: 
 
 
 def ceilings(points: list[SweepPoint], levels: list[Level]) -> list[Ceiling]:
-    """The best bandwidth of the points inside each level (levels with no point inside are left out)."""
+    """The best bandwidth of the points inside each level (levels with no point inside are left out). Points are
+    classified again here, so a recording made under an older rule is read under the current one."""
     out = []
     for lv in levels:
-        inside = [p for p in points if p.level == lv.name]
+        inside = [p for p in points if classify(p.working_set_bytes, levels) == lv.name]
         if inside:
             best = max(inside, key=lambda p: p.bw_GBps)
-            out.append(Ceiling(best.device, lv.name, best.bw_GBps, lv.capacity_bytes, len(inside),
-                               best.working_set_bytes))
+            out.append(Ceiling(best.device, lv.name, best.bw_GBps, min(p.bw_GBps for p in inside),
+                               lv.capacity_bytes, len(inside), best.working_set_bytes))
     return out
 
 
