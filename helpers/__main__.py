@@ -29,6 +29,7 @@ TOOLS: dict[str, str] = {
     "ringallreduce": "helpers.network.ringallreduce",
     "ibdiag": "helpers.network.ibdiag",
     "nccltests": "helpers.network.nccltests",
+    "iperf": "helpers.network.iperf",
     "ncclenv": "helpers.network.ncclenv",
     "gpudirect": "helpers.network.gpudirect",
     "overlap": "helpers.network.overlap",
