@@ -36,6 +36,7 @@ TOOLS: dict[str, str] = {
     "iobench": "helpers.storage.iobench",
     "ckptwrite": "helpers.storage.ckptwrite",
     "dataload": "helpers.storage.dataload",
+    "hfstream": "helpers.storage.hfstream",
     "prefetch": "helpers.storage.prefetch",
     "augment": "helpers.storage.augment",
     "labels": "helpers.storage.labels",
