@@ -11,7 +11,14 @@ pytest.importorskip("datasets", reason="Hugging Face datasets not installed (pip
 def shards(tmp_path_factory):
     d = tmp_path_factory.mktemp("hf")
     imgs, labels = dataload.synth_images(200, (3, 8, 8), seed=0)
-    return hfstream.write_shards(d, imgs, labels, n_shards=4), imgs, labels
+    return hfstream.write_shards(d, imgs, labels, n_shards=4, fmt="arrow"), imgs, labels
+
+
+def test_parquet_and_arrow_give_the_same_rows(shards, tmp_path):
+    files, imgs, labels = shards
+    pq = hfstream.write_shards(tmp_path, imgs, labels, n_shards=4, fmt="parquet")
+    assert all(f.endswith(".parquet") for f in pq)
+    assert list(hfstream.stream(pq)) == list(hfstream.stream(files))
 
 
 def test_stream_yields_every_row_in_order(shards):
@@ -58,8 +65,9 @@ def test_resume_without_shuffle_is_exact(shards):
 
 def test_throughput_same_samples(shards, tmp_path):
     info = dataload.write_formats(tmp_path, n_samples=200, shape=(3, 8, 8))
-    recs = hfstream.throughput(shards[0], info["root"], batch_size=32, repeats=1)
+    recs = hfstream.throughput({"arrow": shards[0]}, info["root"], batch_size=32, repeats=1)
     assert [r.samples for r in recs] == [200, 200] and all(r.samples_per_s > 0 for r in recs)
+    assert recs[0].loader == "hf streaming (arrow)"
 
 
 def test_bad_input(tmp_path):
@@ -68,6 +76,11 @@ def test_bad_input(tmp_path):
         hfstream.write_shards(tmp_path, imgs, labels, n_shards=5)
     with pytest.raises(ValueError, match="not found"):
         hfstream.stream([str(tmp_path / "nope.parquet")])
+    with pytest.raises(ValueError, match="fmt"):
+        hfstream.write_shards(tmp_path, imgs, labels, n_shards=2, fmt="csv")
+    (tmp_path / "a.csv").write_text("x")
+    with pytest.raises(ValueError, match="parquet"):
+        hfstream.stream([str(tmp_path / "a.csv")])
     with pytest.raises(ValueError, match="no shard"):
         hfstream.stream([])
 

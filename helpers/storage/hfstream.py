@@ -1,13 +1,15 @@
 """Hugging Face ``datasets`` in streaming mode, run on local Parquet shards (chapter 11).
 
-Nothing is downloaded: the chapter's synthetic images (``dataload.synth_images``) are written as Parquet shards
-in a temporary folder, and ``load_dataset("parquet", data_files=…, streaming=True)`` turns them into an
+Nothing is downloaded: the chapter's synthetic images (``dataload.synth_images``) are written as Parquet (or Arrow
+IPC) shards in a temporary folder, and ``load_dataset("parquet", data_files=…, streaming=True)`` turns them into an
 ``IterableDataset`` — the same object a job gets when it streams a dataset from the Hub or an object store.
+(``datasets`` 5.2's Parquet reader sleeps ``datasets.config.SLEEP_TIME_ON_THREADS_SHUTDOWN`` = 5 s whenever an
+iteration that interleaves shards ends — a guard against apache/arrow#45214 — so shuffled labs use Arrow shards.)
 
     python -m helpers hfstream --samples 4096 --shards 8 --json
     python -m helpers hfstream --samples 8192 --out assets/measurements/h200/hfstream.json
 
-* ``write_shards`` — rows ``{idx, label, image (uint8 bytes)}``, ``n_shards`` Parquet files;
+* ``write_shards`` — rows ``{idx, label, image (uint8 bytes)}``, ``n_shards`` Parquet or Arrow files;
 * ``stream`` — the ``IterableDataset`` (offline, with its cache in the shards' folder, not in ``~/.cache``);
 * ``displacement`` — how far each item moved between input and output order: a buffer shuffle moves items by
   about ``buffer_size``, a full (map-style) shuffle by about N/3;
@@ -53,12 +55,17 @@ def available() -> bool:
         return False
 
 
-def write_shards(root, imgs: np.ndarray, labels: np.ndarray, n_shards: int = 8) -> list[str]:
-    """Write ``imgs`` (uint8 N×C×H×W) and ``labels`` as ``n_shards`` Parquet files of consecutive rows."""
+FORMATS = ("parquet", "arrow")     # the Hub's format; the Arrow IPC stream format of save_to_disk / the cache
+
+
+def write_shards(root, imgs: np.ndarray, labels: np.ndarray, n_shards: int = 8, fmt: str = "parquet") -> list[str]:
+    """Write ``imgs`` (uint8 N×C×H×W) and ``labels`` as ``n_shards`` files of consecutive rows (``FORMATS``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     n = len(imgs)
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt={fmt!r}: choose one of {FORMATS}")
     if not 1 <= n_shards <= n or len(labels) != n:
         raise ValueError(f"n_shards={n_shards}, {n} images, {len(labels)} labels: need 1 ≤ n_shards ≤ N "
                          "and one label per image")
@@ -68,14 +75,18 @@ def write_shards(root, imgs: np.ndarray, labels: np.ndarray, n_shards: int = 8) 
     for s, rows in enumerate(np.array_split(np.arange(n), n_shards)):
         table = pa.table({"idx": rows.astype(np.int64), "label": labels[rows].astype(np.int64),
                           "image": [imgs[i].tobytes() for i in rows]})
-        p = root / f"train-{s:05d}-of-{n_shards:05d}.parquet"
-        pq.write_table(table, p)
+        p = root / f"train-{s:05d}-of-{n_shards:05d}.{fmt}"
+        if fmt == "parquet":
+            pq.write_table(table, p)
+        else:
+            with pa.OSFile(str(p), "wb") as f, pa.ipc.new_stream(f, table.schema) as w:
+                w.write_table(table)
         paths.append(str(p))
     return paths
 
 
 def stream(files: list[str], cache_dir=None):
-    """``load_dataset("parquet", data_files=files, streaming=True)``: an ``IterableDataset``, nothing read yet."""
+    """``load_dataset(fmt, data_files=files, streaming=True)``: an ``IterableDataset``; nothing is read yet."""
     datasets = _datasets()
     if not files:
         raise ValueError("no shard files given: write them with write_shards() first")
@@ -83,7 +94,10 @@ def stream(files: list[str], cache_dir=None):
     if missing:
         raise ValueError(f"shard files not found: {missing[:3]}; write them with write_shards() first")
     cache = cache_dir or str(Path(files[0]).parent / ".hf-cache")
-    return datasets.load_dataset("parquet", data_files=list(files), split="train", streaming=True,
+    fmt = Path(files[0]).suffix.lstrip(".")
+    if fmt not in FORMATS or any(Path(f).suffix != f".{fmt}" for f in files):
+        raise ValueError(f"shards {files[:3]}: need all .parquet or all .arrow files")
+    return datasets.load_dataset(fmt, data_files=list(files), split="train", streaming=True,
                                  cache_dir=cache)
 
 
@@ -185,8 +199,10 @@ class Throughput:
     samples_per_s: float
 
 
-def throughput(files: list[str], shard_root, batch_size: int = 64, repeats: int = 3) -> list[Throughput]:
-    """One epoch through ``DataLoader(num_workers=0)``: the stream vs the chapter's memory-mapped shard."""
+def throughput(shard_sets: dict[str, list[str]], shard_root, batch_size: int = 64,
+               repeats: int = 3) -> list[Throughput]:
+    """One epoch through ``DataLoader(num_workers=0)`` for each stream (name → shard files), then the chapter's
+    memory-mapped shard under ``shard_root``: the same images, the same float32 tensors."""
     import torch
     from torch.utils.data import DataLoader
 
@@ -194,9 +210,9 @@ def throughput(files: list[str], shard_root, batch_size: int = 64, repeats: int 
     from helpers.storage import dataload
 
     shard = dataload.make("shard", shard_root)
-    hf = torch_stream(files, shard.shape)
+    loaders = [(f"hf streaming ({k})", torch_stream(v, shard.shape)) for k, v in shard_sets.items()]
     out = []
-    for name, ds in (("hf streaming (parquet)", hf), ("map-style shard (memmap)", shard)):
+    for name, ds in loaders + [("map-style shard (memmap)", shard)]:
         count = []
 
         def epoch():
@@ -232,8 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="hfstream-", dir=args.dir) as d:
         info = dataload.write_formats(Path(d) / "map", n_samples=args.samples)
         imgs, labels = dataload.synth_images(args.samples, info["shape"], seed=0)
-        files = write_shards(Path(d) / "parquet", imgs, labels, args.shards)
-        recs = throughput(files, info["root"], batch_size=args.batch, repeats=args.repeats)
+        sets = {f: write_shards(Path(d) / f, imgs, labels, args.shards, fmt=f) for f in FORMATS}
+        recs = throughput(sets, info["root"], batch_size=args.batch, repeats=args.repeats)
     results.emit(recs, "hfstream", args)
     return 0
 
