@@ -153,6 +153,7 @@ class Resume:
     resumed: int                   # samples the resumed dataset yields
     identical: bool                # resumed sequence == the uninterrupted one
     lost: int                      # samples of the uninterrupted tail the resumed run never yields
+    repeated: int                  # samples the resumed run yields although they came before the checkpoint
 
 
 def resume(files: list[str], stop_after: int, buffer_size: int | None = None, seed: int = 0) -> Resume:
@@ -166,13 +167,15 @@ def resume(files: list[str], stop_after: int, buffer_size: int | None = None, se
         raise ValueError(f"stop_after={stop_after}: need 0 < stop_after < {len(full)} samples")
     ds = make()
     it = iter(ds)
-    for _ in range(stop_after):
-        next(it)
-    state = ds.state_dict()
+    before = [int(next(it)["idx"]) for _ in range(stop_after)]      # the run that is interrupted
+    state = ds.state_dict()                                          # what a checkpoint would store
     fresh = make()
     fresh.load_state_dict(state)
-    tail, got = full[stop_after:], ids(fresh)
-    return Resume(bool(buffer_size), stop_after, len(tail), len(got), got == tail, len(set(tail) - set(got)))
+    got, tail, seen = ids(fresh), full[stop_after:], set(before)
+    if before != full[:stop_after]:
+        raise RuntimeError("the stream is not deterministic: two iterations with one seed differ")
+    return Resume(bool(buffer_size), stop_after, len(tail), len(got), got == tail, len(set(tail) - set(got)),
+                  len(seen & set(got)))
 
 
 def _decode(shape):
