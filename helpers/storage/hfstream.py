@@ -11,8 +11,8 @@ iteration that interleaves shards ends — a guard against apache/arrow#45214 �
 
 * ``write_shards`` — rows ``{idx, label, image (uint8 bytes)}``, ``n_shards`` Parquet or Arrow files;
 * ``stream`` — the ``IterableDataset`` (offline, with its cache in the shards' folder, not in ``~/.cache``);
-* ``displacement`` — how far each item moved between input and output order: a buffer shuffle moves items by
-  about ``buffer_size``, a full (map-style) shuffle by about N/3;
+* ``displacement`` — how far each item moved between input and output order: a buffer shuffle moves items by a
+  fraction of ``buffer_size`` (5.2: fill ≥ B rows, permute, yield all but B/2), a full shuffle by about N/3;
 * ``rank_split`` — the sample ids each rank gets from ``split_dataset_by_node``;
 * ``resume`` — stop after k samples, save ``state_dict()``, resume a fresh dataset from it, compare;
 * ``throughput`` — samples/s of the stream through a PyTorch ``DataLoader`` beside the chapter's memory-mapped
