@@ -13,7 +13,7 @@ arrays "at least 4 times the size of the available cache", applied to every leve
   own offset and wrapping around the buffer, so every SM walks the whole buffer: a 32 KiB buffer is re-read from
   each SM's L1, a 16 MiB one from L2, a 2 GiB one from HBM. Bytes counted: the reads (the one guarded store per
   thread never happens). A first version strode through the buffer by the grid's size; each SM then saw only a
-  quarter of it, and a 1 MiB buffer ran at L1 speed — where the working set *per reader* sits is what counts.
+  quarter of it, so a 1 MiB buffer was timed as if it were L1 — the working set *per reader* is what counts.
 * CPU (numpy, one core): ``out += buf`` repeated in one C loop (``np.add.reduce`` over a stride-0 view), so the
   working set is buf + out = 2S and each pass moves 3S (read buf, read out, write out).
 
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from helpers.core import plotting, results, timing
+from helpers.compute.roofline import line_points
 
 KERNEL = r"""
 extern "C" __global__ void read_sweep(const float4* __restrict__ buf, unsigned long long mask,
@@ -233,10 +234,10 @@ def figure(ceils: list[Ceiling], roofs: list[tuple[str, float]], kernels: list[d
     if not ceils or not roofs:
         raise ValueError("figure: give at least one measured ceiling and one compute roof")
     top = max(t for _, t in roofs)
-    xs = [x_range[0] * (x_range[1] / x_range[0]) ** (i / 200) for i in range(201)]
     fig = plotting.figure(title=title, xaxis_title="arithmetic intensity (FLOP/byte)",
                           yaxis_title="performance (TFLOP/s)")
-    for c in ceils:
+    for c in ceils:                 # a straight slope, then flat at the top roof (roofline.line_points says why)
+        xs = line_points(x_range, top * 1e3 / c.bw_GBps)
         fig.add_scatter(x=xs, y=[min(top, c.bw_GBps * x / 1e3) for x in xs], mode="lines",
                         name=f"{c.level} {c.bw_GBps:,.0f} GB/s", line={"dash": "solid" if c is ceils[-1] else "dot"})
     for name, t in roofs:

@@ -159,6 +159,17 @@ def kernels_from_bench(records, min_flop: float = 1.0) -> list[Kernel]:
 
 # ---------------------------------------------------------------- the figure
 
+def line_points(x_range, ridge: float) -> list[float]:
+    """Where a roof line is sampled: one point per decade plus the ridge. The line is straight on log axes on each
+    side of the ridge, so this draws it exactly, keeps a hover value every decade, and is ~25× smaller in the page
+    than 201 evenly spaced points."""
+    lo, hi = math.log10(x_range[0]), math.log10(x_range[1])
+    xs = {10 ** k for k in range(math.ceil(lo), math.floor(hi) + 1)} | {x_range[0], x_range[1]}
+    if x_range[0] < ridge < x_range[1]:
+        xs.add(ridge)
+    return sorted(xs)
+
+
 def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
     """A log-log plotly figure of several (Roofline, kernels) views, with two menus built into the figure:
     "one device, every dtype" (coloured by dtype) and "one dtype, every device" (coloured by device).
@@ -170,7 +181,6 @@ def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
         raise ValueError("figure() needs at least one (Roofline, kernels) view")
     fig = plotting.figure(title=title, xaxis_title="arithmetic intensity (FLOP/byte)",
                           yaxis_title="performance (TFLOP/s)")
-    xs = [10 ** (math.log10(x_range[0]) + i * (math.log10(x_range[1] / x_range[0])) / 200) for i in range(201)]
     dtypes = list(dict.fromkeys(dt for roof, _ in views for dt in roof.dtypes))
     dt_color = {dt: plotting.COLORS[i % len(plotting.COLORS)] for i, dt in enumerate(dtypes)}
     tags: list[tuple[int, str, str, str, str]] = []   # per trace: view, dtype, colour by dtype, by device, role
@@ -180,6 +190,7 @@ def figure(views, x_range=(1e-2, 1e4), title="Roofline"):
         for dt in roof.dtypes:
             c = dt_color[dt] if vi == 0 else vcol
             for li, lv in enumerate(roof.levels):
+                xs = line_points(x_range, roof.ridge(dt, lv))
                 ys = [roof.attainable_tflops(x, dt, lv) for x in xs]
                 fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(color=c, dash=dash[li % 4], width=2.5 - 0.4 * li),
                                 name=f"{roof.device} · {dt} · {lv}", legendgroup=f"{vi}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Sequence
 
@@ -49,6 +50,18 @@ def stop_all(procs: Sequence) -> None:
     for p in procs:                              # the ranks' children too, even where the rank itself is gone
         signal_group(p.pid, signal.SIGKILL)
         p.join(1)
+
+
+def stop_process(p, timeout_s: float = 10.0) -> None:
+    """Stop one ``subprocess.Popen`` (a server the book started): SIGTERM, wait, then SIGKILL. Safe to call twice."""
+    if p is None or p.poll() is not None:
+        return
+    p.terminate()
+    try:
+        p.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(timeout=timeout_s)
 
 
 class Stopped(SystemExit):

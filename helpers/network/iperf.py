@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
+
+from helpers.core import launch, procs
 
 INSTALL_HINT = "install it with `apt-get install -y iperf3` (Debian/Ubuntu) or `dnf install iperf3`"
 
@@ -150,12 +151,6 @@ def find_iperf3() -> str | None:
     return shutil.which("iperf3")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def client_command(exe: str, port: int, streams: int = 1, duration_s: int = 1, udp: bool = False,
                    bitrate: str | None = None, reverse: bool = False) -> list[str]:
     """The client's argv (shown by the chapter; the same flags work between two real hosts)."""
@@ -181,7 +176,7 @@ def run_loopback(streams: int = 1, duration_s: int = 1, udp: bool = False, bitra
     exe = find_iperf3()
     if exe is None:
         raise FileNotFoundError(f"iperf3 is not on PATH; {INSTALL_HINT}")
-    port = _free_port()
+    port = launch.free_port()
     cmd = client_command(exe, port, streams, duration_s, udp, bitrate, reverse)
     server = subprocess.Popen([exe, "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -199,13 +194,7 @@ def run_loopback(streams: int = 1, duration_s: int = 1, udp: bool = False, bitra
                                        + (f"; server said: {err.strip()}" if err.strip() else "")) from None
                 time.sleep(0.1)
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(timeout=3)
+        procs.stop_process(server, timeout_s=3)
         if server.stderr:
             server.stderr.close()
 

@@ -27,6 +27,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from helpers.core import procs
+
 DATA = Path(__file__).parent / "data"
 RULES = DATA / "alerts.yml"
 RULES_TEST = DATA / "alerts_test.yml"
@@ -129,13 +131,7 @@ def running(targets: list[str], rules: Path | None = RULES, interval_s: float = 
             time.sleep(0.1)
         yield Prometheus(url, proc, log)
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+        procs.stop_process(proc, timeout_s=10)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

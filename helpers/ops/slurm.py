@@ -33,6 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from helpers.core import launch
+from helpers.core import procs as core_procs
+
 DAEMONS = ("munged", "slurmctld", "slurmd")
 
 
@@ -48,12 +51,6 @@ def available() -> tuple[bool, str]:
     if os.geteuid() != 0:
         return False, "a private Slurm needs root here (slurmd starts jobs as their users); run as root or in CI"
     return True, "slurm-wlm and munge present"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def slurm_conf(tmp: Path, host: str, cpus: int, memory_MB: int, gpus: int, ports: tuple[int, int],
@@ -157,15 +154,7 @@ def _stop(procs: dict[str, subprocess.Popen], env: dict[str, str] | None, conf: 
                 break
             time.sleep(0.3)
     for name in ("slurmd", "slurmctld", "munged"):
-        p = procs.get(name)
-        if p is None or p.poll() is not None:
-            continue
-        p.terminate()
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=10)
+        core_procs.stop_process(procs.get(name), timeout_s=15)
     for pid in leftovers(conf):                # a job step that outlived slurmd: ours, stopped by its PID
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)
@@ -194,7 +183,7 @@ def cluster(cpus: int = 8, gpus: int = 0, memory_MB: int = 2000, backfill: bool 
             os.chown(p, munge.pw_uid, munge.pw_gid)
         (tmp / "munge").chmod(0o700)
         key.chmod(0o400)
-        conf.write_text(slurm_conf(tmp, host, cpus, memory_MB, gpus, (_free_port(), _free_port()), backfill))
+        conf.write_text(slurm_conf(tmp, host, cpus, memory_MB, gpus, (launch.free_port(), launch.free_port()), backfill))
         if gpus:             # stand-in GPUs: character devices like /dev/null (1,3); Slurm binds them, nothing computes
             for i in range(gpus):
                 os.mknod(tmp / f"nvidia{i}", stat.S_IFCHR | 0o666, os.makedev(1, 3))

@@ -240,7 +240,8 @@ def run(path: str | os.PathLike, pattern: str, block_bytes: int = 2**20, *, dire
     finally:
         stop.set()
         for t in workers:
-            t.join()
+            if t.ident is not None:           # a signal can land between two start() calls
+                t.join()
         os.close(fd)
     if errors:
         raise errors[0]
