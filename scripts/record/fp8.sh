@@ -2,12 +2,7 @@
 # Reference measurements for chapter 02's Transformer Engine section, recorded on the H200.
 # Run from the repository root:   PY=python3 DEST=assets/measurements/h200 bash scripts/record/fp8.sh
 # Every file is written by a helpers CLI with --out, so it carries its provenance. Under a minute on one H200.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # fp8 (e4m3, per-tensor scales, torch._scaled_mm) against bf16 GEMMs: error vs fp32 and CUDA-event time,
 # with SM clock, power and throttle reasons sampled by NVML while each one runs

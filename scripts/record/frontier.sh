@@ -3,12 +3,7 @@
 # Run from the repository root:   PY=python3 DEST=assets/measurements/h200 bash scripts/record/frontier.sh
 # Every file is written by a helpers CLI with --out, so it carries its provenance; GPU records also carry the SM clock,
 # power and throttle reasons NVML saw while they ran. Needs torch with CUDA and nvidia-ml-py; under a minute on one H200.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # ch30: state-vector simulator, complex64, 2-layer circuits; GPU for every size, host CPU rows up to 22 qubits
 # (30 qubits = 8 GiB of state; the contraction needs about 3x that)

@@ -2,12 +2,7 @@
 # Reference measurements for chapter 28's hierarchical roofline, recorded on the H200.
 # Run from the repository root:   PY=python3 DEST=assets/measurements/h200 bash scripts/record/hroofline.sh
 # Every file is written by a helpers CLI with --out, so it carries its provenance. About two minutes on one H200.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # the ceilings: one read kernel over working sets 16 KiB .. 4 GiB (L1, L2, HBM), SM clock/power/throttle sampled
 step "$PY" -m helpers hroofline sweep --out "$DEST/hroofline_sweep.json"

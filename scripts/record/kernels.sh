@@ -4,12 +4,7 @@
 # Needs on the GPU machine: torch (CUDA), cupy-cuda13x, nvidia-ml-py, triton; nvcc + cuobjdump for the PTX/SASS listing.
 # Every file is written by a helpers CLI with --out, so it carries its provenance; GEMM records carry the SM clock,
 # power and throttle reasons that NVML sampled while each one ran.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # correctness first: every cupy STREAM kernel against numpy (n % 4 != 0 exercises the scalar tail)
 "$PY" -c "from helpers.compute import membw; e = membw.verify_cupy(); print(e); assert max(e.values()) < 1e-5, e"

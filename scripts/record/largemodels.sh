@@ -3,12 +3,7 @@
 # Run from the repository root:   PY=python3 DEST=assets/measurements/h200 bash scripts/record/largemodels.sh
 # Every file is written by a helpers CLI with --out, so it carries its provenance. About a minute on one H200.
 # Needs only torch (CUDA). Chapters 14 and 26 need no GPU recording (their labs test correctness on the CPU).
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # ch18: naive attention vs SDPA forced to math / flash / memory-efficient, bf16, fwd+bwd time and peak memory
 step "$PY" -m helpers attention --seq 1024,4096 --batch 4 --heads 16 --head-dim 64 --dtype bf16 --out "$DEST/attention.json"

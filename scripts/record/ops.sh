@@ -3,12 +3,7 @@
 # Run from the repository root:   PY=python3 DEST=assets/measurements/h200 bash scripts/record/ops.sh
 # Read-only: nothing here changes a GPU setting (no MIG mode change, no clocks, no compute mode). About 15 s.
 # Needs: nvidia-ml-py, prometheus-client, psutil, pandas, pyyaml (all in requirements.txt); torch for the load.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # ch12: every DCGM-named field from NVML, sampled every 0.25 s over 5 s of a bf16 matmul loop on the GPU
 step "$PY" -m helpers exporter sample --seconds 5 --interval 0.25 --out "$DEST/exporter.json"

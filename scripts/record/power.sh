@@ -3,12 +3,7 @@
 # Run from the repository root:   PY=python3 DEST=assets/measurements/h200 bash scripts/record/power.sh
 # Every file is written by a helpers CLI with --out, so it carries its provenance. About 1 minute on one H200.
 # The book only READS power, clocks and throttle reasons through NVML; it never changes clocks or power limits.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # ch16: idle baseline, a bf16 8192³ GEMM loop (reaches the 700 W cap; SM clocks fall) and a transformer training
 # step (energy per step and per token), each 15 s with NVML sampled every 50 ms

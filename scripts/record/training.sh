@@ -4,12 +4,7 @@
 # Every file is written by a helpers CLI with --out, so it carries its provenance. About a minute on one H200.
 # World size 1 runs on the GPU with NCCL; two ranks on a one-GPU machine use Gloo on the host (NCCL needs one
 # GPU per rank). With more GPUs, `--world-size 1,2,4` would put every rank on its own GPU.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # ch06: one process vs DDP vs FSDP (ZeRO-2 / ZeRO-3), losses and counted per-rank bytes vs ZeRO formulas
 step "$PY" -m helpers dptrain --model mlp,gpt --world-size 1,2 --steps 5 --out "$DEST/dptrain.json"
