@@ -24,6 +24,24 @@ def test_attainable_is_min_of_roof_and_slope():
         roofline.Roofline("bad", (("fp32", 0.0),), (("DRAM", 1.0),))
 
 
+
+def test_sampled_roof_line_draws_the_dense_one():
+    # the figure's per-decade samples (+ the ridge), joined straight on log axes, against 2,001 evenly spaced points
+    import math
+
+    r = roofline.Roofline("toy", (("fp32", 10.0),), (("DRAM", 300.0),))      # ridge 33.3 FLOP/B, off a decade
+    x_range = (1e-2, 1e4)
+    xs = roofline.line_points(x_range, r.ridge("fp32"))
+    assert xs[0] == x_range[0] and xs[-1] == x_range[1] and r.ridge("fp32") in xs and len(xs) == 8
+    lx = [math.log10(x) for x in xs]
+    ly = [math.log10(r.attainable_tflops(x, "fp32")) for x in xs]
+    for i in range(2001):
+        x = 10 ** (-2 + 6 * i / 2000)
+        j = min(max(0, sum(v <= math.log10(x) for v in lx) - 1), len(xs) - 2)
+        t = (math.log10(x) - lx[j]) / (lx[j + 1] - lx[j])
+        assert 10 ** (ly[j] + t * (ly[j + 1] - ly[j])) == pytest.approx(r.attainable_tflops(x, "fp32"), rel=1e-9)
+    assert roofline.line_points(x_range, 1e6) == [10.0 ** k for k in range(-2, 5)]     # ridge off the axis
+
 def test_kernel_counts():
     g = roofline.gemm_kernel(8192, 8192, 8192, "bf16")
     assert g.flop == 2 * 8192**3 and g.traffic_bytes == 2 * 3 * 8192**2
