@@ -90,10 +90,10 @@ def test_simulator_order_equals_slurms(policy):
 def test_srun_four_rank_allreduce_with_the_books_collectives_tool():
     import sys
 
-    from helpers.ops import promserver
+    from helpers.core import launch
 
     with slurm.cluster(cpus=8) as c:
-        script = (f"#!/bin/bash\nexport MASTER_ADDR=127.0.0.1 MASTER_PORT={promserver.free_port()}\n"
+        script = (f"#!/bin/bash\nexport MASTER_ADDR=127.0.0.1 MASTER_PORT={launch.free_port()}\n"
                   f"srun {sys.executable} -m helpers collectives --op all_reduce --min-bytes 1K --max-bytes 4K "
                   "--iters 2 --warmup 1\n")
         job = c.sbatch(script, name="allreduce4", extra=("--ntasks=4",), time_min=5)

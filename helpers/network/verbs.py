@@ -242,8 +242,9 @@ def detect_rxe() -> tuple[bool, str]:
 def pingpong(device: str | None = None, iters: int = 1000, size_bytes: int = 4096, timeout_s: float = 20.0) -> str:
     """A real RC ping-pong through the verbs library (rdma-core's ``ibv_rc_pingpong``) between two processes on this
     host, over ``device`` (the first RDMA device if None; an ``rxe`` device works). Returns the client's report."""
-    import socket
     import time
+
+    from helpers.core import launch
 
     ok, why = detect_rxe()
     if not ok:
@@ -252,9 +253,7 @@ def pingpong(device: str | None = None, iters: int = 1000, size_bytes: int = 409
     if exe is None:
         raise ValueError("ibv_rc_pingpong is missing: install rdma-core's ibverbs-utils (apt install ibverbs-utils)")
     dev = device or sorted(p.name for p in Path("/sys/class/infiniband").iterdir())[0]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = launch.free_port()
     args = [exe, "-d", dev, "-g", "0", "-p", str(port), "-n", str(iters), "-s", str(size_bytes)]
     server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

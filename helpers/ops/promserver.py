@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from helpers.core import procs
+from helpers.core import launch, procs
 
 DATA = Path(__file__).parent / "data"
 RULES = DATA / "alerts.yml"
@@ -36,12 +35,6 @@ RULES_TEST = DATA / "alerts_test.yml"
 
 def find(tool: str = "prometheus") -> str | None:
     return shutil.which(tool)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def config(targets: list[str], rules: Path | None = RULES, interval_s: float = 1.0) -> str:
@@ -104,7 +97,7 @@ def running(targets: list[str], rules: Path | None = RULES, interval_s: float = 
         raise FileNotFoundError("prometheus not installed (Debian: apt-get install --no-install-recommends "
                                 "prometheus); the chapter shows the recorded output instead")
     tmp = Path(tempfile.mkdtemp(prefix="prometheus-"))
-    port = free_port()
+    port = launch.free_port()
     (tmp / "prometheus.yml").write_text(config(targets, rules, interval_s))
     log = tmp / "prometheus.log"
     proc = None

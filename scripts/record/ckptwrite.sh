@@ -4,15 +4,10 @@
 # keeps the state in host memory; the second keeps it on the GPU, so each write also copies it to the host.
 # Run from the repository root:   PY=python3 DEST=assets/measurements/h200 bash scripts/record/ckptwrite.sh
 # Needs torch only. About 1–2 minutes: a 1.4 GB checkpoint (100 M parameters × 14 B) written 4× per way.
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 export BOOK_QUIET=1
-mkdir -p "$DEST"
 WORK=$(mktemp -d /tmp/ckptwrite-record.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
 
 step "$PY" -m helpers ckptwrite --path "$WORK" --params 100e6 --width 2048 --shards 4,8,16 --fsync both \
     --repeats 3 --out "$DEST/ckptwrite.json"

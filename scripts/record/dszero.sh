@@ -6,13 +6,8 @@
 # DeepSpeed is not on the H200 image: its wheel (pure Python, built here from the sdist) and the small packages it
 # needs travel in $WHEELS (default .whl/: deepspeed-0.19.8-py3-none-any.whl, hjson, py-cpuinfo, ninja, einops,
 # tqdm, msgpack, pydantic, pydantic-core, annotated-types, typing-inspection, typing-extensions; cp312 where binary).
-set -euo pipefail
-: "${PY:?set PY to the python with torch (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 WHEELS="${WHEELS:-.whl}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
 
 if ! "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('deepspeed') is None)"; then
     [ -f "$WHEELS/deepspeed-0.19.8-py3-none-any.whl" ] || { echo "no deepspeed wheel in $WHEELS" >&2; exit 1; }

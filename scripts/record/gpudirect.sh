@@ -5,12 +5,7 @@
 # writes from a kernel, a device memcpy for reference, and P2P GPU0->GPU1 where the host has two GPUs; every transfer
 # is checksum-checked, timed with CUDA events, and recorded with SM clock / power / throttle reasons (NVML).
 # Well under a minute on one H200.
-set -euo pipefail
-: "${PY:?set PY to the python with torch and cupy (e.g. python3)}"
-: "${DEST:?set DEST (e.g. assets/measurements/h200)}"
-mkdir -p "$DEST"
-t0=$SECONDS
-step() { echo "== $* ($((SECONDS - t0)) s)"; "$@"; }
+source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 step "$PY" -m helpers gpudirect --sizes 1MiB,64MiB,1GiB --repeats 10 --out "$DEST/gpudirect.json"
 N=$("$PY" -c "import torch; print(torch.cuda.device_count())")
 if [ "$N" -ge 2 ]; then    # the same run on a multi-GPU host adds the P2P row; it goes beside the multi-GPU recordings
