@@ -11,7 +11,7 @@ The package is grouped in wings, one per part of the book; import the module you
 * ``figures/``  the chapters' diagrams (the top layer)
 
 A wing imports only ``core/`` and itself; ``figures/`` may import any wing; ``core/`` imports no wing
-(``tests/test_layout.py`` enforces it). ``import helpers`` imports nothing heavy, so it always works on a
+(``tests/book/test_layout.py`` enforces it). ``import helpers`` imports nothing heavy, so it always works on a
 CPU-only laptop. Every tool is a CLI: ``python -m helpers`` lists them, ``python -m helpers TOOL --help``.
 """
 

@@ -1,7 +1,7 @@
 """``python -m helpers`` lists the book's tools; ``python -m helpers TOOL ...`` runs one.
 
 Every tool is a module's ``main(argv)``; ``python -m helpers.WING.MODULE ...`` runs the same function. The table is
-written out (not discovered) so that a tool's name is stable when its module moves; ``tests/test_layout.py`` checks
+written out (not discovered) so that a tool's name is stable when its module moves; ``tests/book/test_layout.py`` checks
 that every module with a ``main`` is listed here and that each entry exists.
 """
 from __future__ import annotations
@@ -41,19 +41,19 @@ TOOLS: dict[str, str] = {
     "augment": "helpers.storage.augment",
     "labels": "helpers.storage.labels",
     "compress": "helpers.storage.compress",
-    "dptrain": "helpers.training.dptrain",
-    "dszero": "helpers.training.dszero",
-    "ddpcomm": "helpers.training.ddpcomm",
-    "tensorpar": "helpers.training.tensorpar",
-    "seqpar": "helpers.training.seqpar",
-    "mesh": "helpers.training.mesh",
-    "pipeline": "helpers.training.pipeline_run",
-    "memory": "helpers.training.memory",
-    "actmem": "helpers.training.actmem",
-    "planner": "helpers.training.planner",
-    "elastic": "helpers.training.elastic",
-    "attention": "helpers.training.attention",
-    "gptmfu": "helpers.training.gpt_mfu",
+    "dptrain": "helpers.training.parallel.dptrain",
+    "dszero": "helpers.training.parallel.dszero",
+    "ddpcomm": "helpers.training.parallel.ddpcomm",
+    "tensorpar": "helpers.training.parallel.tensorpar",
+    "seqpar": "helpers.training.parallel.seqpar",
+    "mesh": "helpers.training.parallel.mesh",
+    "pipeline": "helpers.training.parallel.pipeline",
+    "memory": "helpers.training.calc.memory",
+    "actmem": "helpers.training.profiling.actmem",
+    "planner": "helpers.training.calc.planner",
+    "elastic": "helpers.training.resilience.elastic",
+    "attention": "helpers.training.models.attention",
+    "gptmfu": "helpers.training.profiling.gpt_mfu",
     "serving": "helpers.serving.batching",
     "mig": "helpers.ops.mig",
     "exporter": "helpers.ops.exporter",

@@ -3,6 +3,7 @@
     python scripts/notebooks.py list                       # notebooks named in _toc.yml
     python scripts/notebooks.py execute [PATH ...]         # .md → executed .ipynb (all listed, or those given)
     python scripts/notebooks.py check                      # fail, naming the chapter, on drift / unexecuted cells
+    python scripts/notebooks.py sources [PATH ...]         # .md sources → .ipynb, stored outputs kept (a rename)
     python scripts/notebooks.py run-fresh --out DIR [PATH ...]   # execute into DIR, fail on any cell error
                                                            # (the GPU check: outputs differ from stored CPU ones)
 
@@ -92,6 +93,32 @@ def execute(ipynb: Path, timeout: int = 600) -> float:
     return time.perf_counter() - t0
 
 
+def copy_sources(ipynb: Path) -> bool:
+    """Copy every cell's source and tags from the .md into the .ipynb, keeping the stored outputs; True if changed.
+
+    For a change that cannot alter an output (a module path in an import, a renamed helper): nbval then re-runs
+    the cells against the kept outputs. Refuses when the cells differ in number or kind — execute instead."""
+    src = jupytext.read(ipynb.with_suffix(".md"))
+    nb = nbformat.read(ipynb, as_version=4)
+    kinds = ([c.cell_type for c in src.cells], [c.cell_type for c in nb.cells])
+    if kinds[0] != kinds[1]:
+        sys.exit(f"{rel(ipynb)}: the .md has {len(kinds[0])} cells, the .ipynb {len(kinds[1])} (or their kinds "
+                 f"differ): outputs cannot be kept; run `make notebooks NB={rel(ipynb.parent)}`")
+    changed = False
+    for a, b in zip(src.cells, nb.cells):
+        tags_a, tags_b = a.metadata.get("tags", []), b.metadata.get("tags", [])
+        if a.source != b.source or sorted(tags_a) != sorted(tags_b):
+            b.source = a.source
+            if tags_a:
+                b.metadata["tags"] = tags_a
+            else:
+                b.metadata.pop("tags", None)
+            changed = True
+    if changed:
+        jupytext.write(nb, ipynb, fmt="ipynb")
+    return changed
+
+
 def drift(ipynb: Path) -> list[str]:
     """Problems with one pair, as sentences (empty = in sync and fully executed)."""
     md = ipynb.with_suffix(".md")
@@ -123,7 +150,7 @@ def drift(ipynb: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("command", choices=["list", "execute", "check", "run-fresh"])
+    ap.add_argument("command", choices=["list", "execute", "check", "sources", "run-fresh"])
     ap.add_argument("paths", nargs="*")
     ap.add_argument("--out", help="run-fresh: folder for the executed copies")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
@@ -141,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
                 problems.append(f"{md.parent.relative_to(ROOT)}: {md.with_suffix('.ipynb').name} is not in _toc.yml")
         print("\n".join(problems) if problems else f"pairing check: {len(targets)} notebooks in sync and executed")
         return 1 if problems else 0
+    if args.command == "sources":
+        for nb in targets:
+            if copy_sources(nb):
+                print(f"sources copied into {rel(nb)} (outputs kept)", flush=True)
+        return 0
     if args.command == "execute":
         for nb in targets:
             dt = execute(nb, args.timeout)

@@ -2,13 +2,13 @@
 
 Each spawn costs seconds of process start and torch import per rank on a 2-core machine, so the three checks
 run in one process group, through the same worker functions that ``dptrain.compare``, ``tensorpar.run`` and
-``pipeline_run.run`` spawn (the notebooks run those wrappers end to end). Importable, so spawn's children can
+``pipeline.run`` spawn (the notebooks run those wrappers end to end). Importable, so spawn's children can
 load ``all_checks``.
 """
 import functools
 
 from helpers.core import launch
-from helpers.training import dptrain, pipeline_run, tensorpar
+from helpers.training.parallel import dptrain, pipeline, tensorpar
 
 DP_KINDS, DP_MODES, DP_STEPS, DP_BATCH = ("mlp", "gpt"), ("ddp", "fsdp-grad-op", "fsdp-full"), 3, 8
 
@@ -16,7 +16,7 @@ DP_KINDS, DP_MODES, DP_STEPS, DP_BATCH = ("mlp", "gpt"), ("ddp", "fsdp-grad-op",
 def all_checks(ctx):
     return {"dptrain": dptrain.train_modes(ctx, DP_KINDS, DP_MODES, DP_STEPS, DP_BATCH, 1e-2, 0),
             "tensorpar": tensorpar.check(ctx, d_model=32, batch=2, seq=4, seed=0, variants=("naive", "dtensor")),
-            "pipeline": pipeline_run.run_stages(ctx, ("gpipe", "1f1b"), 4, 2, 16)}
+            "pipeline": pipeline.run_stages(ctx, ("gpipe", "1f1b"), 4, 2, 16)}
 
 
 @functools.lru_cache(maxsize=1)

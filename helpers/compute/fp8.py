@@ -11,7 +11,7 @@ Engine, ``DelayedScaling`` recipe: scale = fp8_max / amax / 2^margin). Two ways 
   of earlier steps (max over the last ``history_len`` amaxes), record this tensor's amax on the way, update the scale
   for the next step. No extra pass; a sudden jump in amax saturates once, until the history catches up.
 
-The two agree exactly on a tensor whose amax does not change (tests/test_fp8.py). The GEMM multiplies fp8 operands
+The two agree exactly on a tensor whose amax does not change (tests/compute/test_fp8.py). The GEMM multiplies fp8 operands
 with ``torch._scaled_mm`` (fp32 accumulation, bf16 out) — on a CPU too, where torch emulates it; timed against a
 bf16 matmul only where it means something, on a GPU with FP8 Tensor Cores (SM ≥ 8.9), under the NVML sampler.
 

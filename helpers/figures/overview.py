@@ -13,7 +13,7 @@ The fleet check is also a CLI, for the reports ``srun`` collects from every node
     srun --ntasks-per-node=1 bash -c 'python -m helpers device --out reports/$(hostname).json'
     python -m helpers overview fleet reports/*.json         # exit status 1 when the nodes disagree
 
-Sizing uses ``helpers.training.perfmodel`` (6·N·D FLOPs) and the datasheet peaks of ``helpers.core.specs``.
+Sizing uses ``helpers.training.calc.perfmodel`` (6·N·D FLOPs) and the datasheet peaks of ``helpers.core.specs``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.core import device, measurements, specs, topology
-from helpers.training import perfmodel
+from helpers.training.calc import perfmodel
 
 
 # ---------------------------------------------------------------- recorded reports

@@ -9,7 +9,7 @@
   "Bringing HPC techniques to deep learning", 2017).
 
 Both work in place on CPU (gloo) and GPU (NCCL) tensors, in the default group or a subgroup, and are checked
-against ``dist.all_reduce`` by :func:`check_worker` (tests/test_ringallreduce.py: 2, 3 and 4 ranks).
+against ``dist.all_reduce`` by :func:`check_worker` (tests/network/test_ringallreduce.py: 2, 3 and 4 ranks).
 
     python -m helpers ringallreduce --world-size 3 --json
     torchrun --nproc_per_node=4 -m helpers ringallreduce

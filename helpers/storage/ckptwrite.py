@@ -4,7 +4,7 @@
     python -m helpers ckptwrite --path /tmp --params 200e6 --shards 4,8 --out ckptwrite.json
 
 A checkpoint is what a restart needs: the bf16 weights, the fp32 master copy and Adam's two fp32 moments —
-2 + 4 + 4 + 4 = 14 bytes per parameter, the count ``helpers.training.memory.model_states`` gives for
+2 + 4 + 4 + 4 = 14 bytes per parameter, the count ``helpers.training.calc.memory.model_states`` gives for
 weights + optimizer state (the gradients are recomputed, not saved). :func:`checkpoint_state` builds exactly that
 from any ``nn.Module`` after one seeded Adam step, so the optimiser state is real, not zeros.
 

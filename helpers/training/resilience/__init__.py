@@ -1,0 +1,2 @@
+"""training.resilience — checkpoints that resume bit-identically, elastic restarts and checkpoint intervals, loss
+spikes and their cures (chapters 14, 26)."""

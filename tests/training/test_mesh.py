@@ -1,0 +1,21 @@
+import pytest
+
+from helpers.training.parallel import mesh
+from helpers.training.calc import planner
+
+
+def test_2d_mesh_groups_and_allreduces():
+    ranks = mesh.run(dp=2, tp=2)
+    grid = planner.rank_grid(dp=2, tp=2, pp=1)
+    assert [m.rank for m in ranks] == [0, 1, 2, 3]
+    for m, g in zip(ranks, grid):
+        assert m.coordinate == (m.rank // 2, m.rank % 2)
+        assert list(m.tp_group) == g["tp_group"] and list(m.dp_group) == g["dp_group"]
+        assert m.tp_allreduce == m.tp_expected and m.dp_allreduce == m.dp_expected
+        assert m.dtensor_sum != m.dtensor_sum or m.dtensor_sum == sum(range(4))
+    assert {m.tp_group for m in ranks} == {(0, 1), (2, 3)} and {m.dp_group for m in ranks} == {(0, 2), (1, 3)}
+
+
+def test_bad_mesh_is_refused():
+    with pytest.raises(ValueError, match="at least 1"):
+        mesh.run(dp=0, tp=2)
