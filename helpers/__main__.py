@@ -66,7 +66,7 @@ TOOLS: dict[str, str] = {
     "nvflare": "helpers.governance.nvflare_run",
     "qsim": "helpers.frontier.statevector",
     "stencil": "helpers.frontier.stencil",
-    "hardware": "helpers.figures.hardware",
+    "hardware": "helpers.figures.gpuprops",
     "overview": "helpers.figures.overview",
 }
 

@@ -14,7 +14,8 @@ import argparse
 import sys
 
 from helpers.core import results
-from helpers.storage import fio, iobench
+from helpers.core.units import parse_size
+from helpers.storage import fio, iofile
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,21 +31,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_io: skipped: {why}")
         return 0
     try:
-        size = iobench.parse_size(a.size)
+        size = parse_size(a.size)
     except ValueError as e:
         ap.error(str(e))
     try:
-        with iobench.workfile(a.path, size) as f:
-            direct_ok, note = iobench.direct_supported(f)
+        with iofile.workfile(a.path, size) as f:
+            direct_ok, note = iofile.direct_supported(f)
             comps, _ = fio.compare(f, runtime_s=a.runtime, direct_ok=direct_ok, rounds=a.rounds)
-    except iobench.IOBenchError as e:
+    except iofile.IOBenchError as e:
         print(f"bench_io: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("bench_io: interrupted; the work file was removed", file=sys.stderr)
         return 130
     if not a.json:
-        print(f"# {why} · {a.path} ({iobench.fs_type(a.path)}) · {size / 2**20:.0f} MiB · {note} · "
+        print(f"# {why} · {a.path} ({iofile.fs_type(a.path)}) · {size / 2**20:.0f} MiB · {note} · "
               f"median of {a.rounds} alternating rounds · ratio = helpers / fio")
     results.emit(comps, "bench_io", a, fio=why, direct_note=note, size_bytes=size)
     targets = [c for c in comps if c.target]

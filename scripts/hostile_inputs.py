@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.test_cli_properties import flags, rejected  # noqa: E402  (the parsers, read the same way)
+from tests.book.test_cli_properties import flags, rejected  # noqa: E402  (the parsers, read the same way)
 
 from helpers.__main__ import TOOLS  # noqa: E402
 

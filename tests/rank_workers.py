@@ -48,3 +48,11 @@ def start_child_and_hang(ctx, pidfile):
     with open(f"{pidfile}.{ctx.rank}", "w") as f:
         f.write(str(child.pid))
     time.sleep(3600)
+
+
+if __name__ == "__main__":      # `python -m tests.rank_workers`: env_of is __main__.env_of here, resolved by the launcher
+    import json
+
+    from helpers.core import launch
+
+    print(json.dumps(launch.run(env_of, 2, timeout_s=60).results))

@@ -1,9 +1,9 @@
 """One 2-rank spawn shared by the distributed tests of chapters 06-07 (dptrain, tensorpar, pipeline_run).
 
-Each spawn costs seconds of process start and torch import per rank on a 2-core machine, so the three checks
-run in one process group, through the same worker functions that ``dptrain.compare``, ``tensorpar.run`` and
-``pipeline.run`` spawn (the notebooks run those wrappers end to end). Importable, so spawn's children can
-load ``all_checks``.
+Each start of ranks costs seconds of process start and torch import per rank on a 2-core machine, so the three
+checks run in one process group, through the same worker functions that ``dptrain.compare``, ``tensorpar.run`` and
+``pipeline.run`` hand to ``launch.run`` (the notebooks run those wrappers end to end). Importable, so the spawned
+children can load ``all_checks``.
 """
 import functools
 
@@ -22,5 +22,5 @@ def all_checks(ctx):
 @functools.lru_cache(maxsize=1)
 def results() -> dict:
     """Every rank's results, keyed by check: {"dptrain": [...], "tensorpar": [...], "pipeline": [...]}."""
-    res = launch.spawn(all_checks, 2, timeout_s=150)
+    res = launch.run(all_checks, 2, timeout_s=150)
     return {k: [x for per_rank in res.results for x in per_rank[k]] for k in res.results[0]}

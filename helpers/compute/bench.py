@@ -3,7 +3,7 @@
     python -m helpers bench gemm  --json          # GEMM ceiling per dtype, MAMF method   (helpers.compute.gemm)
     python -m helpers bench membw --json          # STREAM copy/scale/add/triad/dot       (helpers.compute.membw)
     python -m helpers bench copy  --json          # host↔device copies, pinned/pageable   (helpers.compute.transfer)
-    python -m helpers bench hpl   --json          # an HPL-style dense solve, fp64        (this module)
+    python -m helpers bench hpl   --json          # an HPL-style dense solve, fp64        (helpers.compute.hplbench)
     python -m helpers bench all   --out assets/measurements/h200/bench.json
     python -m helpers bench gemm  --sweep --dtypes bf16,fp8 --out gemm_sweep.json   # MAMF-like shape sweep
 
@@ -22,8 +22,8 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from helpers.core import cli, results, timing
-from helpers.compute import gemm, membw
+from helpers.core import cli, results
+from helpers.compute import gemm, hplbench, membw, peaks
 
 COLUMNS = {
     "gemm": ["method", "dtype", "shape", "time_s", "tflops", "median_tflops", "pct_of_peak", "sm_clock_MHz_median",
@@ -47,22 +47,6 @@ class CopyResult:
     best_bw_GBps: float
     peak_GBps: float | None
     pct_of_peak: float | None   # of best_bw_GBps against the PCIe link, one direction
-    peak_note: str
-    device: str
-
-
-@dataclass(frozen=True)
-class HplResult:
-    kind: str            # "hpl"
-    dtype: str
-    n: int
-    flop: float          # 2/3·n³ + 3/2·n² (HPL's count, testing/ptest/HPL_pdtest.c)
-    time_s: float        # fastest solve
-    tflops: float
-    scaled_residual: float   # ‖Ax−b‖∞ / (ε·(‖A‖∞‖x‖∞ + ‖b‖∞)·n); HPL passes below 16
-    passed: bool
-    peak_tflops: float | None
-    pct_of_peak: float | None
     peak_note: str
     device: str
 
@@ -109,44 +93,8 @@ def copy(sizes_bytes=None, repeats: int = 10, device=None) -> list[CopyResult]:
                 note = f"PCIe gen{s.pcie_gen} x{s.pcie_lanes} one direction after encoding (helpers.core.specs)"
         out.append(CopyResult("copy", r.direction, r.pinned, "fp32", r.size_bytes, r.time_s, r.bw_GBps,
                               r.best_bw_GBps, pk, None if pk is None else 100 * r.best_bw_GBps / pk, note,
-                              gemm.device_name(dev) if r.direction == "h2h" else r.device))
+                              peaks.device_name(dev) if r.direction == "h2h" else r.device))
     return out
-
-
-def hpl_flop(n: int) -> float:
-    """HPL's operation count for an n×n solve: LU (2/3·n³ − 1/2·n²) plus the triangular solves (2·n²)."""
-    return 2.0 / 3.0 * n**3 + 1.5 * n**2
-
-
-def hpl(n: int | None = None, repeats: int = 3, device=None, seed: int = 0) -> list[HplResult]:
-    """An HPL-style run: solve A x = b (LU with partial pivoting, fp64) and check the scaled residual.
-
-    Not HPL itself (no block-cyclic distribution, no look-ahead): the same operation, count and check, on
-    one device through ``torch.linalg.solve`` (LAPACK on a CPU, cuSOLVER on a GPU)."""
-    import torch
-
-    from helpers.core.device import pick_device
-
-    dev = pick_device()[0] if device is None else torch.device(device)
-    on_gpu = dev.type == "cuda"
-    n = n or (16384 if on_gpu else 2048)
-    if n < 16:
-        raise ValueError(f"n={n}: use n ≥ 16 (HPL runs use thousands)")
-    g = torch.Generator(device=dev).manual_seed(seed)
-    A = torch.rand(n, n, dtype=torch.float64, device=dev, generator=g) - 0.5   # HPL's matgen: uniform(-½, ½)
-    b = torch.rand(n, 1, dtype=torch.float64, device=dev, generator=g) - 0.5
-    box = {}
-    t = timing.time_fn(lambda: box.__setitem__("x", torch.linalg.solve(A, b)), device=dev if on_gpu else None,
-                       warmup=1, repeats=repeats)
-    x = box["x"]
-    inf = lambda v: torch.linalg.matrix_norm(v, ord=float("inf")).item()  # noqa: E731
-    eps = torch.finfo(torch.float64).eps
-    resid = inf(A @ x - b) / (eps * (inf(A) * inf(x) + inf(b)) * n)
-    name = gemm.device_name(dev)
-    pk, note = gemm.peak(name, "fp64_tc" if on_gpu else "fp64")
-    tf = hpl_flop(n) / t.min_s / 1e12
-    return [HplResult("hpl", "fp64", n, hpl_flop(n), t.min_s, tf, resid, resid < 16.0, pk,
-                      None if pk is None else 100 * tf / pk, note, name)]
 
 
 def run_all(quick: bool = False, skipped: list | None = None) -> list:
@@ -155,7 +103,7 @@ def run_all(quick: bool = False, skipped: list | None = None) -> list:
     recs: list = gemm.measure(dtypes=tuple(gemm.DTYPES), skipped=skipped, **kw)
     recs += membw.measure(skipped=skipped, **({"repeats": 5} if quick else {}))
     recs += copy(repeats=5 if quick else 10)
-    recs += hpl(n=512 if quick else None)
+    recs += hplbench.hpl(n=512 if quick else None)
     return recs
 
 
@@ -205,40 +153,6 @@ def _opt(r, key):
     return r.get(key) if isinstance(r, dict) else getattr(r, key, None)
 
 
-def node_diagram(gpu: str = "NVIDIA H200"):
-    """Which benchmark measures which part of a GPU node, with the datasheet limit of each (helpers.core.specs)."""
-    from helpers.core import plotting, specs
-
-    s = specs.lookup(gpu, warn=False)
-    if s is None:
-        raise ValueError(f"gpu={gpu!r} is not in helpers/core/data/gpu_specs.yaml: pass a name it knows, e.g. 'H200'")
-    boxes = {"GPU: Tensor Cores, SMs": (0.6, 3.2), "HBM": (0.6, 1.4), "other GPUs": (3.2, 3.2), "CPU": (3.2, 1.4),
-             "DRAM": (5.8, 1.4), "NIC → other nodes": (5.8, 3.2), "NVMe, file system": (3.2, -0.2)}
-    links = [("GPU: Tensor Cores, SMs", "HBM", "bench membw", f"{s.hbm_GBps:,.0f} GB/s"),
-             ("HBM", "CPU", "bench copy", f"PCIe gen{s.pcie_gen} x{s.pcie_lanes}: {s.pcie_GBps:.0f} GB/s each way"),
-             ("GPU: Tensor Cores, SMs", "other GPUs", "all-reduce, nccl-tests", f"NVLink {s.nvlink_GBps:,.0f} GB/s"),
-             ("CPU", "DRAM", "STREAM on the host", ""), ("CPU", "NIC → other nodes", "iperf, ib_write_bw", ""),
-             ("CPU", "NVMe, file system", "fio, helpers.storage.iobench", "")]
-    fig = plotting.figure(title=f"What each benchmark measures, with the {s.name} datasheet limits", height=460)
-    for a, b, what, limit in links:
-        (x0, y0), (x1, y1) = boxes[a], boxes[b]
-        fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", line=dict(color=plotting.SPEC, width=3),
-                        hoverinfo="skip", showlegend=False)
-        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=f"<b>{what}</b><br>{limit}", showarrow=False,
-                           font=dict(size=11), bgcolor="rgba(255,255,255,0.9)")
-    for name, (x, y) in boxes.items():
-        fig.add_shape(type="rect", x0=x - 0.6, x1=x + 0.6, y0=y - 0.3, y1=y + 0.3,
-                      line=dict(color=plotting.LIVE), fillcolor="#eaf1f7")
-        fig.add_annotation(x=x, y=y, text=name, showarrow=False, font=dict(size=12))
-    fig.add_annotation(x=0.6, y=3.75, showarrow=False, font=dict(size=11),
-                       text=f"<b>bench gemm</b>: {s.bf16_tflops:,.0f} TFLOP/s bf16 dense")
-    fig.add_annotation(x=3.2, y=4.25, showarrow=False, font=dict(size=12),
-                       text="<b>whole system</b>: HPL (fp64 solve), MLPerf (time to train, queries/s)")
-    fig.update_xaxes(visible=False, range=[-0.2, 6.6])
-    fig.update_yaxes(visible=False, range=[-0.7, 4.5])
-    return fig
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers bench", description=__doc__.split("\n")[0])
     ap.add_argument("what", choices=["gemm", "membw", "copy", "hpl", "all"])
@@ -286,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         elif a.what == "copy":
             recs = copy()
         elif a.what == "hpl":
-            recs = hpl(n=a.n)
+            recs = hplbench.hpl(n=a.n)
         else:
             recs = run_all(quick=a.quick, skipped=skipped)
     except ValueError as e:

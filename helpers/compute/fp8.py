@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from helpers.core import results, timing
+from helpers.formulas import flops
 
 FORMATS = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "bf16": torch.bfloat16, "fp16": torch.float16}
 TE_SOURCE = "https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html"
@@ -242,7 +243,7 @@ def gemm_compare(n: int = 128, device=None, repeats: int = 10, time_cpu: bool = 
         elif time_cpu:
             t, note = timing.time_fn(fn, warmup=1, repeats=repeats), "perf_counter on the CPU: emulated fp8"
         med = t.median_s if t else None
-        out.append(GemmCompare(n, dtype, err, med, 2 * n**3 / med / 1e12 if med else None, name, note,
+        out.append(GemmCompare(n, dtype, err, med, flops.gemm_flops(n, n, n) / med / 1e12 if med else None, name, note,
                                smp["sm_clock_MHz_median"] if smp else None, smp["power_W_median"] if smp else None,
                                tuple(smp["throttle_reasons"]) if smp else ()))
     return out

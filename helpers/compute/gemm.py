@@ -18,7 +18,7 @@ bf16 output) where the GPU has FP8 Tensor Cores;
 the "sustained" method runs the same GEMM back to back for ``sustain_s`` seconds with no flush — the rate a training
 step sees once the GPU sits at its power cap — and on a GPU every record carries the SM clock, power and throttle
 reasons that ``helpers.core.gpusampler`` sampled while it ran (so a rate is never quoted without its clock); TF32 is fp32 storage with ``torch.set_float32_matmul_precision
-("high")`` on a GPU. % of peak uses ``helpers.core.specs`` (the datasheet's dense figure); a CPU has no row there,
+("high")`` on a GPU. % of peak uses ``helpers.compute.peaks`` (the datasheet's dense figure); a CPU has no row there,
 so its ``pct_of_peak`` is null with the reason in ``peak_note``.
 
     python -m helpers bench gemm --json          # the CLI lives in helpers.compute.bench
@@ -28,15 +28,17 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from helpers.core import specs, timing
+from helpers.core import timing
+from helpers.compute import peaks
+from helpers.formulas import flops
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
           "fp8": getattr(torch, "float8_e4m3fn", None)}
 GPU_FLUSH_BYTES = 256 * 2**20
+CPU_FLUSH_MAX_BYTES = 256 * 2**20      # a CPU flushes 2 × its LLC, at most this
 GPU_SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192))
 CPU_SHAPES = ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024))
 # a MAMF-like sweep (ml-engineering sweeps m, n, k over ranges; the best shapes of the H200 calibration in issue 11
@@ -75,42 +77,6 @@ class GemmResult:
     throttle_reasons: tuple = ()
     sampler_note: str = ""
     calls_per_timing: int = 1    # sustained: GEMMs per timed batch (time_s is per GEMM)
-
-
-def device_name(dev: torch.device) -> str:
-    if dev.type == "cuda":
-        return torch.cuda.get_device_name(dev)
-    from helpers.core.device import detect_cpu
-    return f"CPU: {detect_cpu().model}"
-
-
-def peak(dev_name: str, spec_dtype: str, what: str = "tflops") -> tuple[float | None, str]:
-    """(datasheet peak, note) for a device name from torch/NVML; (None, why) when the table has none."""
-    if dev_name.startswith("CPU"):
-        return None, f"no datasheet peak for {dev_name} in helpers/core/data/gpu_specs.yaml (GPU table)"
-    s = specs.lookup(dev_name, warn=False)
-    if s is None:
-        return None, f"GPU {dev_name!r} is not in helpers/core/data/gpu_specs.yaml: add its datasheet row"
-    if what == "hbm_GBps":
-        return float(s.hbm_GBps), f"{s.name} datasheet memory bandwidth ({s.source})"
-    p = s.peak_tflops(spec_dtype)
-    if p is None:
-        return None, f"{s.name} datasheet gives no dense {spec_dtype} figure"
-    return float(p), f"{s.name} datasheet dense {spec_dtype} ({s.source})"
-
-
-CPU_FLUSH_MAX_BYTES = 256 * 2**20
-
-
-def llc_bytes() -> int:
-    """Size of the CPU's largest cache level from sysfs (Linux); 32 MiB when it cannot be read."""
-    sizes = []
-    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
-        t = f.read_text().strip()
-        mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
-        with contextlib.suppress(ValueError):
-            sizes.append(int(t.rstrip("KMG")) * mult)
-    return max(sizes) if sizes else 32 * 2**20
 
 
 def unsupported(dtype: str, dev: torch.device) -> str | None:
@@ -204,7 +170,7 @@ def _mamf_and_plain(mamf, plain, flush, C, C_rand, dev, shape, dtype, pk, note, 
         C.copy_(C_rand)                  # … and make the output write real again
 
     m, n, k = shape
-    flop, on_gpu = 2.0 * m * n * k, dev.type == "cuda"
+    flop, on_gpu = flops.gemm_flops(m, n, k), dev.type == "cuda"
     tdev = dev if on_gpu else None
     out = []
     for method, fn, setup in (("mamf", mamf, reset), ("plain", plain, None)):
@@ -219,7 +185,7 @@ def _mamf_and_plain(mamf, plain, flush, C, C_rand, dev, shape, dtype, pk, note, 
 def _sustained(mamf, plain, flush, C, C_rand, dev, shape, dtype, pk, note, name, sustain_s, warmup, repeats):
     """The MAMF call back to back, no flush, in batches of about 50 ms for ``sustain_s`` seconds."""
     m, n, k = shape
-    flop = 2.0 * m * n * k
+    flop = flops.gemm_flops(m, n, k)
     tdev = dev if dev.type == "cuda" else None
     _, per = _counts(mamf, dev, 0.05, 1, 10**6, 1)
     batch = lambda: [mamf() for _ in range(per)]  # noqa: E731
@@ -256,10 +222,10 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
     for m, n, k in shapes:
         if min(m, n, k) < 16 or any(x % 16 for x in (m, n, k)):
             raise ValueError(f"shape {m}×{n}×{k}: use multiples of 16 (fp8 Tensor Cores require it)")
-    name = device_name(dev)
+    name = peaks.device_name(dev)
     # on a CPU, twice the last-level cache — capped: a virtual machine reports its host's whole L3 (480 MiB seen
     # here), of which two cores hold only a share, and zeroing a GiB before every call would be the whole benchmark
-    nbytes = GPU_FLUSH_BYTES if on_gpu else min(2 * llc_bytes(), CPU_FLUSH_MAX_BYTES)
+    nbytes = GPU_FLUSH_BYTES if on_gpu else min(2 * peaks.llc_bytes(), CPU_FLUSH_MAX_BYTES)
     flush = torch.empty(nbytes // 4, dtype=torch.int32, device=dev)
     out: list[GemmResult] = []
     warmed = warm_s <= 0
@@ -269,7 +235,7 @@ def measure(dtypes=("fp32", "bf16"), shapes=None, device=None, warmup: int = 50,
             if skipped is not None:
                 skipped.append((dtype, why))
             continue
-        pk, note = peak(name, "fp8" if dtype == "fp8" else dtype)
+        pk, note = peaks.peak(name, "fp8" if dtype == "fp8" else dtype)
         if on_gpu and cool_s > 0 and warm_s <= 0:
             time.sleep(cool_s)                           # start each dtype cool (whatever ran before was hot)
         with _matmul_precision(dtype):

@@ -18,7 +18,8 @@ arrays "at least 4 times the size of the available cache", applied to every leve
   working set is buf + out = 2S and each pass moves 3S (read buf, read out, write out).
 
 The per-level *bytes of a kernel* come from Nsight Compute's counters (helpers.compute.ncu); on a CPU there are
-no such counters here, so the CPU figure shows the ceilings only.
+no such counters here, so the CPU figure shows the ceilings only. The figures are ``helpers.figures.compute``'s
+``sweep_figure`` and ``hroofline_figure``.
 
     python -m helpers hroofline sweep --json [--out FILE]          # this machine's ceilings, GPU path if present
 """
@@ -33,8 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.core import plotting, results, timing
-from helpers.compute.roofline import line_points
+from helpers.core import results, timing
 
 KERNEL = r"""
 extern "C" __global__ void read_sweep(const float4* __restrict__ buf, unsigned long long mask,
@@ -204,53 +204,6 @@ def measure(max_bytes: int | None = None, skipped: list | None = None) -> tuple[
                 skipped.append(("gpu sweep", f"cupy is not installed ({e}); the CPU sweep ran instead"))
     levels = cpu_levels()
     return sweep_cpu(sizes(4 * 2**10, max_bytes or 2**28), levels), levels
-
-
-def sweep_figure(points: list[SweepPoint], levels: list[Level], title: str = "Working-set sweep"):
-    """Bandwidth against working set (log-log), each level's capacity a dashed line."""
-    fig = plotting.figure(title=title, xaxis_title="working set (bytes)", yaxis_title="bandwidth (GB/s)")
-    for dev in dict.fromkeys(p.device for p in points):
-        ps = [p for p in points if p.device == dev]
-        fig.add_scatter(x=[p.working_set_bytes for p in ps], y=[p.bw_GBps for p in ps], mode="lines+markers",
-                        name=dev, text=[p.level or "between levels" for p in ps])
-    for lv in levels[:-1]:
-        fig.add_vline(x=lv.capacity_bytes, line_dash="dash", line_color="gray",
-                      annotation_text=lv.name, annotation_position="top")
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return fig
-
-
-MARKERS = {"L1": "circle", "L1d": "circle", "L2": "square", "L3": "diamond", "HBM": "triangle-up",
-           "DRAM": "triangle-up"}
-
-
-def figure(ceils: list[Ceiling], roofs: list[tuple[str, float]], kernels: list[dict] = (),
-           title: str = "Hierarchical roofline", x_range=(1e-2, 1e4)):
-    """One slope per measured level, flat compute roofs (name, TFLOP/s), and each kernel once per level.
-
-    ``kernels``: dicts with ``name``, ``tflops`` and ``intensity`` = {level: FLOP/byte}; a kernel's points share
-    its achieved TFLOP/s and sit at different intensities, joined by a line (the gaps are its cache reuse)."""
-    if not ceils or not roofs:
-        raise ValueError("figure: give at least one measured ceiling and one compute roof")
-    top = max(t for _, t in roofs)
-    fig = plotting.figure(title=title, xaxis_title="arithmetic intensity (FLOP/byte)",
-                          yaxis_title="performance (TFLOP/s)")
-    for c in ceils:                 # a straight slope, then flat at the top roof (roofline.line_points says why)
-        xs = line_points(x_range, top * 1e3 / c.bw_GBps)
-        fig.add_scatter(x=xs, y=[min(top, c.bw_GBps * x / 1e3) for x in xs], mode="lines",
-                        name=f"{c.level} {c.bw_GBps:,.0f} GB/s", line={"dash": "solid" if c is ceils[-1] else "dot"})
-    for name, t in roofs:
-        fig.add_scatter(x=[x_range[0], x_range[1]], y=[t, t], mode="lines", name=f"{name} {t:,.0f} TFLOP/s",
-                        line={"color": "gray", "width": 1})
-    for k in kernels:
-        lv = [c.level for c in ceils if c.level in k["intensity"]]
-        fig.add_scatter(x=[k["intensity"][n] for n in lv], y=[k["tflops"]] * len(lv), mode="lines+markers",
-                        name=k["name"], marker={"symbol": [MARKERS.get(n, "x") for n in lv], "size": 9},
-                        text=lv, hovertemplate="%{text}: I = %{x:.3g} FLOP/B, %{y:.3g} TFLOP/s")
-    fig.update_xaxes(type="log", range=[math.log10(x_range[0]), math.log10(x_range[1])])
-    fig.update_yaxes(type="log")
-    return fig
 
 
 def main(argv: list[str] | None = None) -> int:

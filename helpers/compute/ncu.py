@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass
 
 from helpers.core import results
+from helpers.formulas import flops
 
 METRICS = ("gpu__time_duration.sum", "l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes.sum")
 _SCALE = {"": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "KB": 1e3, "MB": 1e6,
@@ -128,7 +129,7 @@ def workloads() -> dict:
             a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
             return lambda: a @ b
-        return 2.0 * m * n * k, make
+        return flops.gemm_flops(m, n, k), make
 
     def elementwise(fn, n, flop_per_element, dtype=torch.bfloat16):
         def make():

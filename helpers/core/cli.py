@@ -194,3 +194,11 @@ def csv_of(item: Callable[[str], object]) -> Callable[[str], list]:
         return [item(p) for p in parts]
     parse.__name__ = "list"
     return parse
+
+
+def add_training_args(ap: argparse.ArgumentParser, steps: int, max_steps: int = 100_000) -> None:
+    """The options every small training run takes, checked the same way: --steps, --global-batch, --lr, --seed."""
+    ap.add_argument("--steps", type=bounded_int(1, max_steps), default=steps)
+    ap.add_argument("--global-batch", type=bounded_int(1, 1_000_000), default=8)
+    ap.add_argument("--lr", type=bounded_float(0.0, 100.0, lo_open=True), default=1e-2)
+    ap.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)

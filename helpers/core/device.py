@@ -5,12 +5,13 @@ Taught in chapter 01 (GPU cluster overview); the interconnect matrix in chapter 
     python -m helpers device            # a readable report
     python -m helpers device --json     # the same as JSON (``"gpus": []`` and a ``reason`` on CPU)
 
-Each GPU field is asked for on its own, from three sources in order of trust: NVML (nvidia-ml-py), then
-torch.cuda, then ``nvidia-smi``. On virtualised GPUs NVML raises NotSupported for some fields; such a field
-is left ``None``, named in ``unavailable``, and filled from the next source if that one knows it.
+Each GPU field is asked for on its own, from three sources in order of trust: NVML (nvidia-ml-py, asked by
+``nvmlquery``), then torch.cuda, then ``nvidia-smi`` (both asked by ``gpuquery``). On virtualised GPUs NVML raises
+NotSupported for some fields; such a field is left ``None``, named in ``unavailable``, and filled from the next
+source if that one knows it.
 On a machine with no GPU, no driver and no cupy the report is clean: no exception and nothing on stderr.
 
-This module imports no other helper. The one place that chooses the compute device is ``pick_device``.
+This module imports only ``core`` helpers. The one place that chooses the compute device is ``pick_device``.
 """
 from __future__ import annotations
 
@@ -19,14 +20,12 @@ import dataclasses
 import json
 import os
 import platform
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers.core import cli, records, topology
+from helpers.core import cli, gpuquery, records, topology
 from helpers.core.nvmlquery import load_nvml as _load_nvml, nvml_gpus as _nvml_gpus
 
 
@@ -115,119 +114,6 @@ def detect_cpu() -> CPUInfo:
     return CPUInfo(_cpu_model(), os.cpu_count() or 1, cores_physical, nodes, ram)
 
 
-# ---------------------------------------------------------------- torch and nvidia-smi
-
-def _torch_info(torch_mod):
-    """(torch_version, torch_cuda, nccl_version, gpus as dicts, why no GPU)."""
-    torch = torch_mod
-    if torch is None:
-        try:
-            import torch  # noqa: F811
-        except ImportError:
-            return None, None, None, [], "torch not installed"
-        except Exception as e:                   # e.g. a broken pynvml, which torch.cuda imports itself
-            return None, None, None, [], f"torch failed to import ({type(e).__name__}: {str(e)[:120]})"
-    version = str(torch.__version__)
-    cuda = getattr(torch.version, "cuda", None)
-    nccl = None
-    try:
-        if cuda and torch.cuda.is_available():
-            v = torch.cuda.nccl.version()
-            nccl = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
-    except Exception:
-        nccl = None
-    if not cuda:
-        return version, None, None, [], f"torch {version} is a CPU build"
-    if not torch.cuda.is_available():
-        return version, cuda, nccl, [], f"torch {version} built for CUDA {cuda} but sees no GPU"
-    gpus = []
-    try:
-        for i in range(torch.cuda.device_count()):
-            p = torch.cuda.get_device_properties(i)
-            gpus.append({"index": i, "name": p.name, "compute_capability": f"{p.major}.{p.minor}",
-                         "sm_count": int(p.multi_processor_count), "memory_total_bytes": int(p.total_memory)})
-    except Exception as e:                       # a GPU that fails mid-query (Xid, fallen off the bus)
-        return version, cuda, nccl, gpus, f"torch's GPU query failed ({type(e).__name__}: {str(e)[:120]})"
-    return version, cuda, nccl, gpus, None
-
-
-_SMI_FIELDS = ["index", "name", "memory.total", "driver_version", "compute_cap", "clocks.max.sm",
-               "clocks.max.mem", "power.limit", "mig.mode.current", "pci.bus_id"]
-
-
-def run_tool(cmd: list[str], timeout: float | None = None) -> tuple[str | None, str]:
-    """Run a diagnostic tool (nvidia-smi …): (stdout, "") or (None, what actually happened). A tool that hangs is
-    killed after ``timeout`` seconds (default 10, or ``$BOOK_TOOL_TIMEOUT_S``); output that is not UTF-8 is decoded
-    with replacement, never raised."""
-    if timeout is None:
-        timeout = float(os.environ.get("BOOK_TOOL_TIMEOUT_S", "10"))
-    if shutil.which(cmd[0]) is None:
-        return None, f"{cmd[0]} not on PATH"
-    try:
-        out = subprocess.run(cmd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return None, f"{cmd[0]} did not answer within {timeout:.0f} s (killed)"
-    except OSError as e:
-        return None, f"{cmd[0]} could not run ({e.strerror or type(e).__name__})"
-    stdout = out.stdout.decode("utf-8", errors="replace")
-    if out.returncode != 0:
-        first = (out.stderr.decode("utf-8", errors="replace").strip() or stdout.strip()).splitlines()[:1]
-        return None, f"{cmd[0]} failed (exit {out.returncode}{': ' + first[0][:160] if first else ''})"
-    return stdout, ""
-
-
-def _run(cmd: list[str], timeout: float | None = None) -> str | None:
-    return run_tool(cmd, timeout)[0]
-
-
-def parse_smi_csv(text: str) -> list[dict]:
-    """Parse ``nvidia-smi --query-gpu=<_SMI_FIELDS> --format=csv,noheader,nounits``."""
-    gpus = []
-    for line in text.strip().splitlines():
-        cells = [c.strip() for c in line.split(",")]
-        if len(cells) != len(_SMI_FIELDS):
-            continue
-        raw = dict(zip(_SMI_FIELDS, cells))
-
-        def num(key, conv=float):
-            v = raw[key]
-            try:
-                return conv(float(v))
-            except ValueError:  # "[N/A]", "[Not Supported]"
-                return None
-
-        g = {"index": int(raw["index"]), "name": raw["name"], "driver_version": raw["driver_version"],
-             "compute_capability": raw["compute_cap"] if raw["compute_cap"][:1].isdigit() else None,
-             "memory_total_bytes": (num("memory.total") or 0) * 2**20 or None,
-             "clock_sm_max_MHz": num("clocks.max.sm", int), "clock_mem_max_MHz": num("clocks.max.mem", int),
-             "power_limit_W": num("power.limit"),
-             "mig_mode": raw["mig.mode.current"].lower() if raw["mig.mode.current"][:1] in "EeDd" else None,
-             "pci_bus_id": raw["pci.bus_id"]}
-        if g["memory_total_bytes"] is not None:
-            g["memory_total_bytes"] = int(g["memory_total_bytes"])
-        gpus.append(g)
-    return gpus
-
-
-def _smi_gpus() -> tuple[list[dict] | None, str]:
-    out, why = run_tool(["nvidia-smi", f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"])
-    return (None, why) if out is None else (parse_smi_csv(out), "")
-
-
-def _cupy_status() -> str:
-    try:
-        import cupy  # noqa: F401
-    except ImportError:
-        return "not installed (GPU-only package; the helpers fall back to numpy)"
-    except Exception as e:
-        return f"not usable: {type(e).__name__}"
-    try:
-        n = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:
-        return f"cupy {cupy.__version__} installed but no usable GPU ({type(e).__name__})"
-    return f"cupy {cupy.__version__} ({n} GPU{'s' if n != 1 else ''})"
-
-
 # ---------------------------------------------------------------- the report
 
 _FIELDS = [f.name for f in dataclasses.fields(GPUInfo) if f.name not in ("index", "sources", "unavailable")]
@@ -273,12 +159,12 @@ def detect(*, nvml: Any = "auto", torch_mod: Any = None, smi_csv: str | None | b
         except Exception as e:                   # a broken NVML must not break the report: say what happened
             nvml_why = f"NVML query failed ({type(e).__name__}: {str(e)[:120]})"
             notes.append(nvml_why)
-    tv, tcuda, nccl, torch_gpus, torch_why = _torch_info(torch_mod)
+    tv, tcuda, nccl, torch_gpus, torch_why = gpuquery.torch_info(torch_mod)
     smi_why = "nvidia-smi not on PATH"
     if smi_csv == "auto":
-        smi, smi_why = _smi_gpus()
+        smi, smi_why = gpuquery.smi_gpus()
     else:
-        smi = parse_smi_csv(smi_csv) if smi_csv else None
+        smi = gpuquery.parse_smi_csv(smi_csv) if smi_csv else None
     gpus = _merge([("nvml", nvml_gpus), ("torch", torch_gpus), ("nvidia-smi", smi or [])])
     driver = sysinfo.get("driver_version") or (smi[0].get("driver_version") if smi else None)
     reason = None
@@ -287,14 +173,14 @@ def detect(*, nvml: Any = "auto", torch_mod: Any = None, smi_csv: str | None | b
             [nvml_why or "NVML reports 0 GPUs", torch_why or "torch sees 0 GPUs",
              smi_why if smi is None else "nvidia-smi lists 0 GPUs"])
     if topo_text == "auto":
-        topo_text = _run(["nvidia-smi", "topo", "-m"]) if gpus else None
+        topo_text = gpuquery.run_tool(["nvidia-smi", "topo", "-m"])[0] if gpus else None
     topo = topology.parse_topo_matrix(topo_text) if topo_text else None
     if gpus and topo is None:
         notes.append("interconnect matrix unavailable (nvidia-smi topo -m gave nothing)")
     return DeviceReport(
         os=f"{platform.system()} {platform.release()}", python=platform.python_version(), cpu=detect_cpu(),
         torch_version=tv, torch_cuda=tcuda, driver_version=driver,
-        cuda_driver_version=sysinfo.get("cuda_driver_version"), nccl_version=nccl, cupy=_cupy_status(),
+        cuda_driver_version=sysinfo.get("cuda_driver_version"), nccl_version=nccl, cupy=gpuquery.cupy_status(),
         gpus=gpus, reason=reason, topology=topo, notes=tuple(notes))
 
 

@@ -1,293 +1,101 @@
 """Start N ranks of a distributed job, from a notebook or from the real launchers (chapters 03, 06-08).
 
-Two ways, one worker function:
+One launcher, :func:`run`: a lab names its worker function and its world size,
 
-* ``spawn(fn, world_size, *args)`` — in a notebook: N processes via multiprocessing's ``spawn``; each rank calls
-  ``fn(ctx, *args)`` with a :class:`RankContext` and returns a small picklable result.
-* ``torchrun(module, args, nproc)`` — the real launcher, ``python -m torch.distributed.run --standalone …``;
-  inside the module, ``init_from_env()`` builds the same :class:`RankContext` from the variables torchrun or
-  Slurm's ``srun`` set (RANK/WORLD_SIZE/LOCAL_RANK or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID).
+    res = launch.run(worker, 2, *args)      # res.results: one result per rank, in rank order
 
-The backend is chosen in one place, :func:`choose_backend`: NCCL when every rank has a GPU of its own, gloo
-otherwise, and the choice carries its reason. Every run has a timeout. When a rank raises, dies or hangs, the
-other ranks are killed, and :class:`RankFailed` names the rank with its traceback — the kernel never hangs.
+and every rank calls ``worker(ctx, *args)`` with a :class:`RankContext` (rank, world size, backend, device).
 
-``fn`` must live in an importable module (a function defined in a notebook cannot be pickled for ``spawn``).
+* From a notebook or a plain ``python -m helpers TOOL``: ``world_size`` local processes are spawned
+  (``helpers.core.rankspawn``: timeout, heartbeats, per-rank logs, every child stopped, :class:`RankFailed`
+  naming the rank that raised, died or hung).
+* Under ``torchrun`` or Slurm's ``srun`` (their variables are set): this process *is* one rank
+  (``helpers.core.rankenv``): it joins the group, runs the worker, gathers every rank's result to all ranks and
+  leaves — so the same CLI returns the same records both ways. The world size is the launcher's.
+
+On the CLI side :func:`add_args` adds the shared options (``--world-size``, ``--backend``, ``--timeout``) and
+:func:`emit` prints the record on rank 0 only. :func:`torchrun` starts the real launcher from Python. The backend
+is chosen in one place, :func:`choose_backend`. A worker must live in an importable module (a function defined in
+a notebook cannot be pickled); a module run as ``python -m pkg.mod`` may pass its own functions.
 """
 from __future__ import annotations
 
-import datetime
-import multiprocessing as mp
-import os
-import queue as _queue
-import re
-import shutil
-import signal
+import argparse
 import socket
-import subprocess
 import sys
-import tempfile
-import time
-import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from helpers.core import procs
+from helpers.core import cli
+from helpers.core.rankenv import TorchrunResult, as_rank, env_rank, init_from_env, torchrun  # noqa: F401
+from helpers.core.rankspawn import (RankContext, RankFailed, SpawnResult, choose_backend, free_port,  # noqa: F401
+                                    importable, join_group, spawn)
 
 
-class RankFailed(RuntimeError):
-    """A rank raised, died or hung. ``rank`` is the first failing rank (None if unknown)."""
+def run(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | None = None,
+        timeout_s: float = 60.0) -> SpawnResult:
+    """THE launcher: ``fn(ctx, *args)`` on every rank; a :class:`SpawnResult` with every rank's result in rank order.
 
-    def __init__(self, rank: int | None, message: str, detail: str = "", ranks: Sequence[int] = ()):
-        self.rank, self.detail = rank, detail
-        self.ranks = tuple(ranks) or ((rank,) if rank is not None else ())  # every rank at fault
-        super().__init__(message + (f"\n{detail}" if detail else ""))
-
-
-@dataclass(frozen=True)
-class RankContext:
-    rank: int
-    world_size: int
-    local_rank: int
-    backend: str
-    device: str            # "cuda:<local_rank>" under NCCL, else "cpu"
+    Under torchrun/srun (their environment present) this process is one rank and ``world_size`` is ignored: the
+    launcher's ``WORLD_SIZE``/``SLURM_NTASKS`` decide (a worker that needs a given size checks ``ctx.world_size``
+    and raises with the fix; :func:`world_size` gives the size before the start). Otherwise ``world_size`` local
+    ranks are spawned; :class:`RankFailed` names a rank that raised, died or outlived ``timeout_s``."""
+    if env_rank() is not None:
+        return as_rank(fn, args, backend, timeout_s)
+    return spawn(fn, world_size, *args, backend=backend, timeout_s=timeout_s)
 
 
-@dataclass(frozen=True)
-class SpawnResult:
-    world_size: int
-    backend: str
-    backend_reason: str
-    results: tuple          # one per rank, in rank order
-    elapsed_s: float
+def world_size(requested: int) -> int:
+    """The world size :func:`run` will use: the launcher's under torchrun/srun, else ``requested``."""
+    env = env_rank()
+    return env[1] if env else int(requested)
 
 
-@dataclass(frozen=True)
-class TorchrunResult:
-    command: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
-    elapsed_s: float
+def world_sizes(requested: Iterable) -> list[int]:
+    """``--world-size 1,2 4`` as [1, 2, 4]; under torchrun/srun only the launcher's size (one job, one group)."""
+    env = env_rank()
+    if env:
+        return [env[1]]
+    flat: list[int] = []
+    for x in requested:
+        flat += world_sizes(x) if isinstance(x, (list, tuple)) else [int(x)]
+    return flat
 
 
-def choose_backend(world_size: int, prefer: str | None = None) -> tuple[str, str]:
-    """("nccl" | "gloo", reason). NCCL needs one GPU per local rank; it refuses two ranks on one GPU."""
-    import torch
-    import torch.distributed as dist
-
-    if prefer not in (None, "nccl", "gloo"):
-        raise ValueError(f"backend={prefer!r}: use None (auto), 'nccl' or 'gloo'")
-    n_gpu = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    nccl_ok = n_gpu >= world_size and dist.is_nccl_available()
-    if prefer == "gloo":
-        return "gloo", "gloo requested"
-    if prefer == "nccl" and not nccl_ok:
-        raise RuntimeError(f"backend='nccl' needs {world_size} GPUs (one per rank) and NCCL; this machine has "
-                           f"{n_gpu} GPU(s). Use backend=None to fall back to gloo.")
-    if nccl_ok:
-        return "nccl", f"nccl: {world_size} rank(s), {n_gpu} GPU(s) — one GPU per rank"
-    if n_gpu == 0:
-        return "gloo", "gloo: no GPU visible, ranks run on CPU"
-    return "gloo", (f"gloo: {world_size} ranks but {n_gpu} GPU(s) — NCCL needs one GPU per rank, "
-                    "so the ranks run on CPU")
+def is_leader() -> bool:
+    """True in the process that reports: rank 0 under torchrun/srun, and the only process otherwise."""
+    env = env_rank()
+    return env is None or env[0] == 0
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def emit(records: list[Any], kind: str, args: argparse.Namespace, columns: Sequence[str] | None = None,
+         **meta: Any) -> dict[str, Any] | None:
+    """``results.emit`` on the leader only (every rank holds the gathered records; one prints them)."""
+    if not is_leader():
+        return None
+    from helpers.core import results
+
+    return results.emit(records, kind, args, columns=columns, **meta)
 
 
-def _init(rank: int, world_size: int, local_rank: int, backend: str, timeout_s: float) -> RankContext:
-    import torch
-    import torch.distributed as dist
-
-    device = "cpu"
-    if backend == "nccl":
-        torch.cuda.set_device(local_rank)
-        device = f"cuda:{local_rank}"
-    kw = {"device_id": torch.device(device)} if backend == "nccl" else {}
-    dist.init_process_group(backend, rank=rank, world_size=world_size,
-                            timeout=datetime.timedelta(seconds=timeout_s), **kw)
-    return RankContext(rank, world_size, local_rank, backend, device)
-
-
-def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_dir, beats=None, stage=None):
-    # Each rank leads its own process group, so that stopping it also stops any process it started.
-    os.setpgrp()
-    if beats is not None:
-        procs.heartbeat(beats, rank)
-    # Child output goes to a per-rank log, not into the notebook cell (ipykernel captures fd 1/2).
-    log = open(Path(log_dir) / f"rank{rank}.log", "w")
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                      WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank))
-    if backend == "gloo":
-        # gloo ranks run on CPU; hide the GPUs before anything initialises CUDA, so that library code that
-        # checks torch.cuda.is_available() (e.g. PowerSGD's hook) does not try to use a GPU these ranks don't own
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    try:
-        import torch.distributed as dist
-
-        ctx = _init(rank, world_size, rank, backend, timeout_s)
-        if stage is not None:
-            stage[rank] = 1                      # joined the process group
-        out = fn(ctx, *args)
-        if stage is not None:
-            stage[rank] = 2                      # its work is done
-        results.put(("ok", rank, out))
-        dist.barrier()
-        dist.destroy_process_group()
-    except BaseException:
-        results.put(("error", rank, traceback.format_exc()))
-        raise SystemExit(1)
-
-
-def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | None = None,
-          timeout_s: float = 60.0) -> SpawnResult:
-    """Run ``fn(ctx, *args)`` on ``world_size`` ranks; return their results in rank order.
-
-    Raises :class:`RankFailed` naming the first rank that raised or died, or the ranks still running when
-    ``timeout_s`` ran out; every child is gone when this returns or raises."""
-    if world_size < 1:
-        raise ValueError(f"world_size={world_size}: need at least 1 rank")
-    if getattr(fn, "__module__", "") == "__main__":
-        raise ValueError(f"{fn.__name__} is defined in the notebook/script; spawn needs a function from an "
-                         "importable module (e.g. helpers.network.collectives) so child processes can import it")
-    be, why = choose_backend(world_size, backend)
-    ctx = mp.get_context("spawn")
-    results = ctx.Queue()
-    beats = ctx.Array("d", world_size, lock=False)      # last heartbeat per rank (wall clock, s)
-    stage = ctx.Array("i", world_size, lock=False)      # 0 started, 1 in the process group, 2 done
-    log_dir = tempfile.mkdtemp(prefix="book-ranks-")
-    port = free_port()
-    t0 = time.monotonic()
-    ranks = [ctx.Process(target=_entry, args=(r, world_size, port, be, timeout_s, fn, args, results, log_dir,
-                                              beats, stage), daemon=True) for r in range(world_size)]
-    got: dict[int, Any] = {}
-    failed = True
-    import threading
-
-    handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            handlers[sig] = signal.signal(sig, procs.raise_stop)
-    try:
-        for p in ranks:
-            p.start()
-        deadline = t0 + timeout_s
-        while len(got) < world_size:
-            try:
-                status, rank, payload = results.get(timeout=0.1)
-            except _queue.Empty:
-                dead = [r for r, p in enumerate(ranks) if p.exitcode not in (None, 0) and r not in got]
-                if dead:
-                    time.sleep(0.2)  # let a traceback that is on its way arrive first
-                    try:
-                        status, rank, payload = results.get_nowait()
-                    except _queue.Empty:
-                        r = dead[0]
-                        raise RankFailed(r, f"rank {r} of {world_size} died (exit code {ranks[r].exitcode}) "
-                                            "without a Python traceback", _log_tail(log_dir, r)) from None
-                elif time.monotonic() > deadline:
-                    blamed, msg = procs.timeout_message(world_size, timeout_s, got, beats, stage)
-                    raise RankFailed(blamed[0], msg, _log_tail(log_dir, blamed[0]), ranks=blamed) from None
-                else:
-                    continue
-            if status == "error":
-                raise RankFailed(rank, f"rank {rank} of {world_size} raised:", payload.rstrip())
-            got[rank] = payload
-        for p in ranks:
-            p.join(max(1.0, t0 + timeout_s - time.monotonic()))
-        failed = False
-    finally:
-        procs.stop_all(ranks)
-        results.close()
-        for sig, h in handlers.items():
-            signal.signal(sig, h)
-        if not failed:
-            shutil.rmtree(log_dir, ignore_errors=True)   # kept (and named in the error) only when a run failed
-    return SpawnResult(world_size, be, why, tuple(got[r] for r in range(world_size)), time.monotonic() - t0)
-
-
-def _log_tail(log_dir: str, rank: int, lines: int = 15) -> str:
-    path = Path(log_dir) / f"rank{rank}.log"
-    if not path.exists():
-        return ""
-    tail = path.read_text(errors="replace").splitlines()[-lines:]
-    head = f"--- last lines of rank {rank}'s output ({path}; the folder is kept for you to read) ---"
-    return head + "\n" + "\n".join(tail) if tail else f"(rank {rank} printed nothing; logs kept in {log_dir})"
-
-
-# ------------------------------------------------------------------ the real launchers
-
-def env_rank() -> tuple[int, int, int] | None:
-    """(rank, world_size, local_rank) from torchrun's or Slurm's variables; None if neither is set."""
-    e = os.environ
-    if "RANK" in e and "WORLD_SIZE" in e:
-        return int(e["RANK"]), int(e["WORLD_SIZE"]), int(e.get("LOCAL_RANK", e["RANK"]))
-    if "SLURM_PROCID" in e and "SLURM_NTASKS" in e:
-        return int(e["SLURM_PROCID"]), int(e["SLURM_NTASKS"]), int(e.get("SLURM_LOCALID", 0))
-    return None
-
-
-def init_from_env(backend: str | None = None, timeout_s: float = 120.0) -> RankContext:
-    """Join the process group described by torchrun/srun variables (a lone process becomes rank 0 of 1).
-
-    Under srun set MASTER_ADDR (e.g. the first host of ``scontrol show hostnames``) and MASTER_PORT yourself."""
-    rank, world_size, local_rank = env_rank() or (0, 1, 0)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    if "MASTER_PORT" not in os.environ:
-        if world_size > 1:
-            raise RuntimeError("MASTER_PORT is not set: under srun export MASTER_ADDR and MASTER_PORT "
-                               "(torchrun sets both)")
-        os.environ["MASTER_PORT"] = str(free_port())
-    import torch
-
-    local_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("SLURM_NTASKS_PER_NODE", world_size)))
-    if backend is None:
-        backend, _ = choose_backend(min(local_world, world_size))
-        if backend == "nccl" and local_gpus < local_world:
-            backend = "gloo"
-    return _init(rank, world_size, local_rank, backend, timeout_s)
-
-
-_ROOT_CAUSE = re.compile(r"rank\s*:\s*(\d+)")
-
-
-def torchrun(module: str, args: Sequence[str] = (), nproc: int = 2, timeout_s: float = 120.0,
-             env: dict[str, str] | None = None) -> TorchrunResult:
-    """Run ``python -m torch.distributed.run --standalone --nproc_per_node=nproc -m module *args``.
-
-    On timeout the whole process group is killed and RankFailed raised; on a non-zero exit RankFailed names
-    the rank torchrun's error summary gives as the root cause."""
-    cmd = (sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-           "-m", module, *map(str, args))
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, **(env or {})})
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        raise RankFailed(None, f"timeout after {timeout_s:.0f} s: `{' '.join(cmd)}` killed with all its ranks",
-                         err[-2000:]) from None
-    finally:
-        if proc.poll() is None:                  # interrupted (Ctrl-C, SIGTERM): never leave the ranks behind
-            procs.signal_group(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-    if proc.returncode != 0:
-        m = _ROOT_CAUSE.search(err.split("Root Cause", 1)[-1])
-        rank = int(m.group(1)) if m else None
-        raise RankFailed(rank, f"`{' '.join(cmd)}` failed (exit {proc.returncode}); root cause rank {rank}",
-                         err[-3000:])
-    return TorchrunResult(cmd, proc.returncode, out, err, time.monotonic() - t0)
+def add_args(ap: argparse.ArgumentParser, world_size: int | None = 2, *, many: bool = False,
+             backend: bool = True, timeout_s: float = 120.0, min_ranks: int = 1) -> None:
+    """The options every distributed tool shares: ``--world-size`` (``many``: a list such as ``1,2`` or ``2 4``,
+    read with :func:`world_sizes`; None: no such option, the tool derives it), ``--backend`` and ``--timeout``."""
+    ranks = cli.world_size if min_ranks <= 1 else cli.bounded_int(min_ranks, cli.MAX_WORLD_SIZE)
+    note = "under torchrun/srun the launcher's world size is used"
+    if world_size is None:
+        pass
+    elif many:
+        ap.add_argument("--world-size", type=cli.csv_of(ranks), nargs="+", default=[[world_size]],
+                        help=f"rank counts to spawn, one run each, e.g. 1,2 or 2 4 ({note})")
+    else:
+        ap.add_argument("--world-size", type=ranks, default=world_size, help=f"ranks to spawn ({note})")
+    if backend:
+        ap.add_argument("--backend", choices=["nccl", "gloo"], default=None,
+                        help="default: NCCL when every rank has a GPU of its own, else gloo")
+    ap.add_argument("--timeout", type=cli.timeout_s, default=timeout_s,
+                    help="seconds before the ranks are stopped")
 
 
 # ------------------------------------------------------------------ hello world (smoke test for any setup)
@@ -305,34 +113,18 @@ def hello(ctx: RankContext) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m helpers launch --world-size 2`` (spawn) or ``torchrun --nproc_per_node=2 -m helpers launch``."""
-    import argparse
     import json
 
     ap = argparse.ArgumentParser(prog="python -m helpers launch", description="distributed hello world")
-    from helpers.core import cli
-
-    ap.add_argument("--world-size", type=cli.world_size, default=2, help="ranks to spawn (ignored under torchrun/srun)")
-    ap.add_argument("--backend", choices=["nccl", "gloo"], default=None)
-    ap.add_argument("--timeout", type=cli.timeout_s, default=60.0, help="seconds before the ranks are stopped")
+    add_args(ap, 2, timeout_s=60.0)
     a = ap.parse_args(argv)
-    if env_rank() is not None:  # started by torchrun or srun: be one rank
-        import torch.distributed as dist
-
-        ctx = init_from_env(a.backend, a.timeout)
-        sys.stdout.write(json.dumps(hello(ctx)) + "\n")  # one write: lines of ranks never interleave
+    res = run(hello, a.world_size, backend=a.backend, timeout_s=a.timeout)
+    if is_leader():
+        # one write: nothing of another process can come between the lines
+        sys.stdout.write("\n".join([f"# {res.backend_reason}", *map(json.dumps, res.results)]) + "\n")
         sys.stdout.flush()
-        dist.destroy_process_group()
-        return 0
-    from helpers.core.launch import hello as importable_hello  # under `python -m`, this file is __main__
-
-    res = spawn(importable_hello, a.world_size, backend=a.backend, timeout_s=a.timeout)
-    print(f"# {res.backend_reason}")
-    for r in res.results:
-        print(json.dumps(r))
     return 0
 
 
 if __name__ == "__main__":
-    from helpers.core import cli
-
     sys.exit(cli.run(main))

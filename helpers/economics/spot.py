@@ -7,7 +7,8 @@ interruptions); each one loses the work since the last checkpoint, then the job 
 
 Two simulators, tested against each other: ``simulate_naive`` walks time in small steps and flips a coin each
 step; ``simulate`` jumps from interruption to interruption (exponential gaps). The best interval is near Young's
-τ = √(2·δ·M) (Young 1974, CACM 17(9); chapter 14 derives it), δ the checkpoint time and M the MTBI.
+τ = √(2·δ·M) (Young 1974, CACM 17(9); chapter 14 derives it; ``helpers.formulas.checkpointing.young``, which takes
+hours as well as seconds), δ the checkpoint time and M the MTBI.
 """
 from __future__ import annotations
 
@@ -41,13 +42,6 @@ class SpotRun:
     interruptions: int
     lost_work_h: float
     efficiency: float               # work_h / billed_h
-
-
-def young_interval_h(ckpt_h: float, mtbi_h: float) -> float:
-    """Young's optimal checkpoint interval τ = √(2δM)."""
-    if ckpt_h <= 0 or mtbi_h <= 0:
-        raise ValueError(f"ckpt_h={ckpt_h} and mtbi_h={mtbi_h} must be > 0")
-    return math.sqrt(2 * ckpt_h * mtbi_h)
 
 
 def simulate_naive(job: SpotJob, seed: int = 0, dt_h: float = 1 / 600) -> SpotRun:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from helpers.core import plotting
+from helpers.formulas import comm
 from helpers.network import commmodel
 
 _PHASE_COLOURS = {"reduce-scatter": plotting.COLORS[0], "all-gather": plotting.COLORS[2]}
@@ -23,7 +24,7 @@ def busbw_figure(records, title: str = "Collectives: bus bandwidth by message si
     return fig
 
 
-def fit_figure(sizes, times, line: commmodel.AlphaBeta, label: str = "measured"):
+def fit_figure(sizes, times, line: comm.AlphaBeta, label: str = "measured"):
     """Measured times and the fitted t = α + β·S, both axes logarithmic."""
     fig = plotting.figure("All-reduce time and the fitted alpha-beta line", "message size S (bytes)", "time (µs)")
     fig.add_scatter(x=list(sizes), y=[t * 1e6 for t in times], mode="markers", name=label,
@@ -39,17 +40,17 @@ def fit_figure(sizes, times, line: commmodel.AlphaBeta, label: str = "measured")
     return fig
 
 
-def model_figure(world_size: int = 64, algorithms=commmodel.ALGORITHMS, relative: bool = False):
+def model_figure(world_size: int = 64, algorithms=comm.ALGORITHMS, relative: bool = False):
     """All-reduce time in units of α against message size in units of n½ = α/β (dimensionless).
 
     ``relative`` divides every curve by the ring's time, so crossovers sit where a curve crosses 1."""
-    unit = commmodel.AlphaBeta(1.0, 1.0)            # α = 1, β = 1  →  n½ = 1
+    unit = comm.AlphaBeta(1.0, 1.0)            # α = 1, β = 1  →  n½ = 1
     xs = [10 ** (i / 10) for i in range(-10, 71)]
-    ring = [commmodel.ring_s(x, world_size, unit) for x in xs]
+    ring = [comm.ring_s(x, world_size, unit) for x in xs]
     fig = plotting.figure(f"All-reduce cost models, p = {world_size} ranks", "message size n / n½ (log scale)",
                           "time ÷ ring time" if relative else "time / α (log scale)")
     for i, alg in enumerate(algorithms):
-        ys = [commmodel.allreduce_s(alg, x, world_size, unit) for x in xs]
+        ys = [comm.allreduce_s(alg, x, world_size, unit) for x in xs]
         fig.add_scatter(x=xs, y=[y / r for y, r in zip(ys, ring)] if relative else ys, mode="lines",
                         name=alg.replace("_", " "), line=dict(color=plotting.COLORS[i % 8]))
     fig.update_xaxes(type="log")
@@ -152,9 +153,9 @@ def fabric_figure(scenarios: dict, inventory=None):
     """The sample fabric with the parts each scenario's findings name drawn in red; one button per scenario.
 
     ``scenarios`` maps a scenario name to its list of ibdiag findings."""
-    from helpers.network import ibdiag
+    from helpers.network import ibinventory
 
-    inv = inventory or ibdiag.load_inventory()
+    inv = inventory or ibinventory.load_inventory()
     pos, spines, leaves, hosts = _fabric_layout(inv)
     up_by_leaf = {}
     for (lid, port), label in inv.uplinks.items():

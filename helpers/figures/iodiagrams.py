@@ -1,4 +1,4 @@
-"""Diagrams and small models for the storage chapters, drawn by code (chapters 04 and 11).
+"""Diagrams and small models for the storage chapters, drawn by code (chapters 04, 11 and 23).
 
 * ``cluster_storage_figure()`` — where data lives in a GPU cluster: node page cache and local NVMe, the
   storage network, a parallel file system (metadata + object storage servers), an object store (chapter 04).
@@ -7,12 +7,15 @@
 * ``simulate_loader`` / ``loader_figure`` — an event model of PyTorch's DataLoader: ``num_workers`` processes,
   batch i assigned to worker i mod N, at most ``prefetch_factor × N`` batches outstanding, the training
   loop consuming batches in order (chapter 11).
+* ``paths_figure(paths)`` — ``helpers.storage.storagepath``'s storage → GPU paths, hop by hop, each arrow coloured
+  by what moves the bytes (DMA, CPU copy, network) (chapter 23).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from helpers.core import plotting
+from helpers.storage import storagepath as sp
 
 
 def _box(fig, x0, y0, x1, y1, text, colour):
@@ -158,4 +161,29 @@ def loader_figure(sim: LoaderSim):
                     text=[str(b)], textposition="inside", hovertext=f"batch {b}")
     fig.update_layout(barmode="overlay", height=160 + 30 * (max(sim.num_workers, 1) + 1))
     fig.update_yaxes(categoryorder="category descending")
+    return fig
+
+
+def paths_figure(paths):
+    """Each ``storagepath.StoragePath`` as a row of boxes (where the bytes are), joined by arrows coloured by
+    hop kind."""
+    colour = {sp.DMA: plotting.COLORS[0], sp.CPU: plotting.COLORS[3], sp.NET: plotting.COLORS[2]}
+    fig = plotting.figure(title="Storage → GPU paths: hops, kinds and bandwidths",
+                          xaxis_title="hop number along the path", yaxis_title="")
+    for k, c in colour.items():                                     # legend entries
+        fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=c, width=4), name=k)
+    for row, p in enumerate(reversed(paths)):
+        nodes = [p.hops[0].src] + [h.dst for h in p.hops]
+        for i, h in enumerate(p.hops):
+            fig.add_annotation(x=i + 1, y=row, ax=i, ay=row, xref="x", yref="y", axref="x", ayref="y",
+                               showarrow=True, arrowhead=3, arrowwidth=3, arrowcolor=colour[h.kind], text="")
+            fig.add_annotation(x=i + 0.5, y=row + 0.22, text=f"{h.bw_GBps:.3g} GB/s", showarrow=False,
+                               font=dict(size=10, color=colour[h.kind]))
+        fig.add_scatter(x=list(range(len(nodes))), y=[row] * len(nodes), mode="markers+text", text=nodes,
+                        textposition="bottom center", marker=dict(size=14, color="#444", symbol="square"),
+                        showlegend=False, textfont=dict(size=9))
+    fig.update_yaxes(tickvals=list(range(len(paths))), ticktext=[p.name for p in reversed(paths)],
+                     range=[-0.6, len(paths) - 0.4])
+    fig.update_xaxes(range=[-0.5, max(len(p.hops) for p in paths) + 0.5], dtick=1)
+    fig.update_layout(height=120 + 75 * len(paths), margin=dict(l=330))
     return fig

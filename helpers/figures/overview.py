@@ -13,7 +13,8 @@ The fleet check is also a CLI, for the reports ``srun`` collects from every node
     srun --ntasks-per-node=1 bash -c 'python -m helpers device --out reports/$(hostname).json'
     python -m helpers overview fleet reports/*.json         # exit status 1 when the nodes disagree
 
-Sizing uses ``helpers.training.calc.perfmodel`` (6·N·D FLOPs) and the datasheet peaks of ``helpers.core.specs``.
+Sizing uses ``helpers.formulas.flops`` (6·N·D FLOPs), ``helpers.training.calc.perfmodel`` (GPUs at an MFU) and the
+datasheet peaks of ``helpers.core.specs``.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.core import device, measurements, specs, topology
+from helpers.formulas import flops
 from helpers.training.calc import perfmodel
 
 
@@ -238,7 +240,7 @@ def size_jobs(models: dict[str, float], tokens: list[float], gpus: list[str], mf
                              f"{[s.name for s in specs.all_specs() if s.bf16_tflops]}")
         for name, n in models.items():
             for d in tokens:
-                f = perfmodel.training_flops(n, d)
+                f = flops.training_flops(n, d)
                 need = perfmodel.gpus_needed(f, days, spec.bf16_tflops, mfu)
                 whole = math.ceil(need / gpus_per_node) * gpus_per_node
                 out.append(Sizing(name, n, d, spec.name, spec.bf16_tflops, mfu, days, f, need, whole,

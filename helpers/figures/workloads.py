@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from helpers.core import specs
+from helpers.formulas import comm, flops
 
 SOURCES = {
     "kaplan": "https://arxiv.org/abs/2001.08361",             # 6N training FLOPs per token
@@ -72,11 +73,12 @@ def llm_training(n_params: float = 7e9, n_gpus: int = 1024, global_batch_tokens:
     if n_gpus % gpus_per_node:
         raise ValueError(f"n_gpus={n_gpus} is not a multiple of gpus_per_node={gpus_per_node}")
     nodes = n_gpus // gpus_per_node
-    sent_per_step = 2 * (nodes - 1) / max(nodes, 1) * grad_bytes * n_params / gpus_per_node
+    sent_per_step = comm.ring_allreduce_bytes(grad_bytes * n_params / gpus_per_node, nodes)
     ckpt_per_token = ckpt_bytes_per_param * n_params / (ckpt_every_steps * global_batch_tokens)
     return Workload(
-        f"LLM training ({n_params / 1e9:g}B, {n_gpus} GPUs)", "token", "bf16", 6 * n_params, None,
-        sent_per_step / tokens_per_gpu_step, token_bytes + ckpt_per_token, "tokens/s", 1.0,
+        f"LLM training ({n_params / 1e9:g}B, {n_gpus} GPUs)", "token", "bf16",
+        flops.training_flops_per_token(n_params), None, sent_per_step / tokens_per_gpu_step,
+        token_bytes + ckpt_per_token, "tokens/s", 1.0,
         f"6N FLOPs/token [{SOURCES['kaplan']}]; batch {global_batch_tokens:g} tokens [{SOURCES['llama2']}]; "
         f"ring all-reduce 2(G-1)/G·{grad_bytes}N B [{SOURCES['ring']}]; checkpoint {ckpt_bytes_per_param} B/param "
         f"[{SOURCES['zero']}] every {ckpt_every_steps} steps; {token_bytes} B per token id")

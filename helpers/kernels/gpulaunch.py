@@ -2,7 +2,8 @@
 the PTX/SASS of a kernel from the CUDA toolkit (chapter 25).
 
 * :func:`graph_vs_eager` — a chain of ``n_kernels`` tiny elementwise kernels, launched one by one (each pays the
-  CPU-side launch cost) and as one captured ``torch.cuda.CUDAGraph`` replay; per-chain and per-kernel times.
+  CPU-side launch cost) and as one captured ``torch.cuda.CUDAGraph`` replay (``helpers.core.timing.cuda_graph``);
+  per-chain and per-kernel times.
 * :func:`overlap` — H2D copies of pinned chunks and a compute kernel on each chunk, on one stream vs on two
   streams with events ordering each chunk's compute after its copy; the ``torch.profiler`` timeline is returned as
   (stream, name, start_us, duration_us) rows so the chapter can draw it.
@@ -90,21 +91,13 @@ def graph_vs_eager(n_kernels: int = 50, elements: int = 4096, repeats: int = 50)
             y = y * 1.0001 + 0.0001
         return y
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            chain()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        static_out = chain()
+    replay, static_out = timing.cuda_graph(chain)          # one capture of the whole chain
     want = chain()
-    g.replay()
+    replay()
     torch.cuda.synchronize()
     ok = bool(torch.allclose(static_out, want))
     te = timing.time_fn(chain, device="cuda", warmup=3, repeats=repeats)
-    tg = timing.time_fn(g.replay, device="cuda", warmup=3, repeats=repeats)
+    tg = timing.time_fn(replay, device="cuda", warmup=3, repeats=repeats)
     name = torch.cuda.get_device_name(0)
     kernels = 2 * n_kernels                                  # a multiply and an add per step
     return [GraphResult("eager", kernels, elements, te.median_s, 1e6 * te.median_s / kernels, 1.0, True, name),

@@ -8,7 +8,7 @@ against the expected result, like ``nccl-tests -c 1``. Times are rank-averaged m
 
 Bandwidths as nccl-tests defines them (doc/PERFORMANCE.md; src/*.cu ``*GetBw``), 1 GB/s = 10^9 B/s:
 
-    algbw = S / t          busbw = algbw × factor(op, n)
+    algbw = S / t          busbw = algbw × factor(op, n)      (helpers.formulas.comm.busbw_factor)
 
     op              S (size_bytes)           factor
     all_reduce      the buffer               2(n-1)/n
@@ -33,20 +33,11 @@ from dataclasses import dataclass
 from helpers.core.units import parse_size  # noqa: F401  (re-exported for callers)
 
 from helpers.core import cli
+from helpers.formulas import comm
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all")
 DTYPES = ("float32", "bfloat16", "float16")
 BENCHMARK_VERSION = 1
-
-
-def busbw_factor(op: str, world_size: int) -> float:
-    """nccl-tests' bus-bandwidth factor: what each rank's link must carry relative to S."""
-    if op not in OPS:
-        raise ValueError(f"op={op!r}: choose one of {OPS}")
-    if world_size < 1:
-        raise ValueError(f"world_size={world_size}: need at least 1 rank")
-    n = world_size
-    return {"all_reduce": 2 * (n - 1) / n, "broadcast": 1.0}.get(op, (n - 1) / n)
 
 
 
@@ -151,7 +142,7 @@ class _Case:
 
 
 def sweep_worker(ctx, ops, sizes, dtype: str = "float32", warmup: int = 5, iters: int = 20) -> list[dict]:
-    """One rank's part of the sweep (for launch.spawn or a torchrun/srun process). Rank 0 returns the records."""
+    """One rank's part of the sweep (for ``launch.run``: spawned or torchrun/srun ranks). Rank 0 returns the records."""
     import torch
     import torch.distributed as dist
 
@@ -181,20 +172,20 @@ def sweep_worker(ctx, ops, sizes, dtype: str = "float32", warmup: int = 5, iters
             med, tmin, ok = (agg / n).tolist()[:2] + [agg[2].item() == n]
             algbw = count * elem / med / 1e9
             out.append(CollectiveResult(op, n, ctx.backend, device.type, dtype, count * elem, count, med, tmin,
-                                        algbw, algbw * busbw_factor(op, n), ok, warmup, iters))
+                                        algbw, algbw * comm.busbw_factor(op, n), ok, warmup, iters))
             del case
     return [results.to_dict(r) for r in out] if ctx.rank == 0 else []
 
 
 def run(ops=("all_reduce",), sizes=(2**10, 2**20), world_size: int = 2, backend: str | None = None,
         dtype: str = "float32", warmup: int = 5, iters: int = 20, timeout_s: float = 300.0):
-    """Spawn ``world_size`` ranks and sweep. Returns (records as dicts, the backend and why it was chosen)."""
+    """``world_size`` ranks (``launch.run``: spawned, or torchrun's) sweep. Returns (records as dicts, the backend
+    and why it was chosen)."""
     from helpers.core import launch
-    from helpers.network import collectives   # by module name: under `python -m` this file is __main__
 
     ops, sizes = _check(ops, sizes, dtype, warmup, iters)
-    res = launch.spawn(collectives.sweep_worker, world_size, ops, sizes, dtype, warmup, iters, backend=backend,
-                       timeout_s=timeout_s)
+    res = launch.run(sweep_worker, world_size, ops, sizes, dtype, warmup, iters, backend=backend,
+                     timeout_s=timeout_s)
     return list(res.results[0]), res.backend_reason
 
 
@@ -226,16 +217,13 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m helpers collectives", description=__doc__.split("\n")[0])
     ap.add_argument("--op", nargs="+", default=["all_reduce"], help=f"one or more of {OPS}, or 'all'")
-    ap.add_argument("--world-size", type=cli.world_size, nargs="+", default=[2],
-                    help="ranks to spawn; several values run one sweep each (ignored under torchrun/srun)")
-    ap.add_argument("--backend", choices=["nccl", "gloo"], default=None, help="default: NCCL if one GPU per rank")
+    launch.add_args(ap, 2, many=True, timeout_s=300.0)          # --world-size 2 4: one sweep each
     ap.add_argument("--min-bytes", type=cli.size_bytes(1, 2**36), default="1K")
     ap.add_argument("--max-bytes", type=cli.size_bytes(1, 2**36), default="4M")
     ap.add_argument("--factor", type=cli.bounded_int(2, 1024), default=4, help="size multiplier between steps")
     ap.add_argument("--dtype", default="float32", choices=DTYPES)
     ap.add_argument("--warmup", type=cli.bounded_int(0, 100_000), default=5)
     ap.add_argument("--iters", type=cli.repeats, default=20)
-    ap.add_argument("--timeout", type=cli.timeout_s, default=300.0, help="seconds before hung ranks are killed")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     try:
@@ -245,23 +233,14 @@ def main(argv=None) -> int:
     meta = dict(benchmark_version=BENCHMARK_VERSION, units="1 GB/s = 1e9 B/s; size_bytes is nccl-tests' S",
                 busbw="busbw = algbw * factor; all_reduce 2(n-1)/n, all_gather/reduce_scatter/all_to_all (n-1)/n, "
                       "broadcast 1 (nccl-tests doc/PERFORMANCE.md)")
-    if launch.env_rank() is not None:                    # one rank of a torchrun/srun job
-        import torch.distributed as dist
-
-        ctx = launch.init_from_env(a.backend, a.timeout)
-        recs = sweep_worker(ctx, ops, sizes, a.dtype, a.warmup, a.iters)
-        dist.destroy_process_group()
-        reasons = [f"{ctx.backend}: {ctx.world_size} rank(s) from the launcher's environment"]
-    else:
-        recs, reasons = [], []
-        for ws in a.world_size:
-            r, why = run(ops, sizes, ws, a.backend, a.dtype, a.warmup, a.iters, a.timeout)
-            recs += r
-            reasons.append(why)
-    if recs or launch.env_rank() is None:
-        results.emit(recs, "collectives", a, columns=COLUMNS, backend_reason="; ".join(reasons), **meta)
+    recs, reasons = [], []
+    for ws in launch.world_sizes(a.world_size):        # under torchrun/srun: the launcher's size, once
+        r, why = run(ops, sizes, ws, a.backend, a.dtype, a.warmup, a.iters, a.timeout)
+        recs += r
+        reasons.append(why)
+    launch.emit(recs, "collectives", a, columns=COLUMNS, backend_reason="; ".join(reasons), **meta)
     wrong = [f"{r['op']} {r['size_bytes']} B n={r['world_size']}" for r in recs if not r["correct"]]
-    if wrong:
+    if wrong and launch.is_leader():
         print(f"data check FAILED for: {', '.join(wrong)}", file=sys.stderr)
     return 1 if wrong else 0
 

@@ -205,23 +205,3 @@ def compare(cfg: Config = Config(), **changes) -> tuple[list[Summary], dict[str,
     cfg = replace(cfg, **changes)
     out = {m: simulate(m, cfg) for m in MODES}
     return [s for s, _ in out.values()], {m: ser for m, (_, ser) in out.items()}
-
-
-def figure(series: dict[str, dict]):
-    """Queue depth, incast goodput, the victim's rate and fairness over time, one colour per mode."""
-    from plotly.subplots import make_subplots
-
-    from helpers.core import plotting
-
-    rows = [("queue_bytes", "queue (KB)", 1e-3), ("goodput_Gbps", "incast goodput (Gb/s)", 1),
-            ("victim_Gbps", "victim (Gb/s)", 1), ("fairness", "Jain fairness", 1)]
-    fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.04,
-                        subplot_titles=[r[1] for r in rows])
-    for i, mode in enumerate(series):
-        s = series[mode]
-        for j, (key, _, scale) in enumerate(rows):
-            fig.add_scatter(x=s["t_us"], y=s[key] * scale, name=mode, legendgroup=mode, showlegend=j == 0,
-                            line=dict(color=plotting.COLORS[i]), row=j + 1, col=1)
-    fig.update_layout(height=760, title="Incast of 8 flows into one 100 Gb/s port (fluid model)")
-    fig.update_xaxes(title_text="time (µs)", row=len(rows), col=1)
-    return fig

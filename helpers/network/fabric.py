@@ -206,32 +206,3 @@ def llama3_cluster() -> dict:
     return dict(gpus=n, gpus_per_pod=pod, pod_bisection_Tbps=pod_bis, pod_uplink_Tbps=up_Tbps,
                 cluster_bisection_Tbps=cluster_bis, full_bisection_Tbps=n / 2 * d["link_Gbps"] / 1000,
                 source=d["source"])
-
-
-def draw(G: nx.Graph, title: str = ""):
-    """A layered picture of a fat-tree graph (GPUs at the bottom, cores on top) or a spring layout otherwise."""
-    from helpers.core import plotting
-
-    tiers = {"gpu": 0, "leaf": 1, "spine": 2, "core": 3}
-    if all(G.nodes[v].get("kind") in tiers for v in G):
-        pos, by = {}, {}
-        for v in sorted(G, key=str):
-            by.setdefault(G.nodes[v]["kind"], []).append(v)
-        for kind, vs in by.items():
-            for i, v in enumerate(vs):
-                pos[v] = ((i + 0.5) / len(vs), tiers[kind])
-    else:
-        pos = nx.spring_layout(G, seed=0)
-    fig = plotting.figure(title=title, xaxis_title="", yaxis_title="tier (0 = GPUs)" if len(pos) else "")
-    xs, ys = [], []
-    for u, v in G.edges:
-        xs += [pos[u][0], pos[v][0], None]
-        ys += [pos[u][1], pos[v][1], None]
-    fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(width=0.5, color="#999"), name="cables", hoverinfo="skip")
-    kinds = sorted({G.nodes[v].get("kind", "node") for v in G}, key=lambda k: tiers.get(k, 9))
-    for k in kinds:
-        vs = [v for v in G if G.nodes[v].get("kind", "node") == k]
-        fig.add_scatter(x=[pos[v][0] for v in vs], y=[pos[v][1] for v in vs], mode="markers", name=k,
-                        text=[str(v) for v in vs], marker=dict(size=5 if k == "gpu" else 8))
-    fig.update_xaxes(showticklabels=False)
-    return fig

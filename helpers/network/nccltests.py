@@ -7,10 +7,10 @@ device …`` line per rank — then one row per message size with an out-of-plac
 
 Older versions have no ``root`` column (and before 2.x no ``redop``, an ``error`` column instead of ``#wrong``); the
 reader takes the columns from the row itself. ``busbw = algbw × factor`` where the factor depends on the collective and
-the number of ranks n (doc/PERFORMANCE.md): 2(n−1)/n for all-reduce, (n−1)/n for all-gather, reduce-scatter and
-all-to-all, 1 for broadcast, reduce and send/recv. :func:`parse` checks every row against it and says so when the
-log contradicts itself, and :func:`fit_alpha_beta` fits t = α + β·S to the rows with
-:func:`helpers.network.commmodel.fit`.
+the number of ranks n (doc/PERFORMANCE.md; ``helpers.formulas.comm.busbw_factor``): 2(n−1)/n for all-reduce,
+(n−1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast, reduce and send/recv. :func:`parse` checks
+every row against it and says so when the log contradicts itself, and :func:`fit_alpha_beta` fits t = α + β·S to
+the rows with :func:`helpers.network.commmodel.fit`.
 
     python -m helpers nccltests all_reduce.log          # the rows, the checks and the α-β fit
 """
@@ -21,24 +21,11 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from helpers.formulas import comm
 from helpers.network import commmodel
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv", "gather",
        "scatter", "hypercube")
-
-
-def bus_factor(op: str, ranks: int) -> float:
-    """nccl-tests' busbw / algbw for ``op`` on ``ranks`` ranks (doc/PERFORMANCE.md)."""
-    if ranks < 1:
-        raise ValueError(f"ranks={ranks}: need ≥ 1")
-    n = ranks
-    if op == "all_reduce":
-        return 2 * (n - 1) / n
-    if op in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter"):
-        return (n - 1) / n
-    if op in ("broadcast", "reduce", "sendrecv", "hypercube"):
-        return 1.0
-    raise ValueError(f"op={op!r}: known collectives are {OPS}")
 
 
 @dataclass(frozen=True)
@@ -170,12 +157,13 @@ def _check_factor(rows, op, n, warnings) -> int | None:
     elif op in ("all_gather", "reduce_scatter", "alltoall") and ratio < 1:
         implied = round(1 / (1 - ratio)) if ratio < 0.999 else None
     if op and n:
-        want = bus_factor(op, n)
+        want = comm.busbw_factor(op, n)
         if abs(ratio - want) > 0.02 * want + 0.01:
             warnings.append(f"busbw/algbw = {ratio:.3f}, but {op} on {n} ranks has factor {want:.3f}"
                             + (f" (the ratio fits {implied} ranks)" if implied else ""))
     elif op is None:
-        fits = [o for o in ("all_reduce", "all_gather", "broadcast") if n and abs(ratio - bus_factor(o, n)) < 0.02]
+        fits = [o for o in ("all_reduce", "all_gather", "broadcast")
+                if n and abs(ratio - comm.busbw_factor(o, n)) < 0.02]
         warnings.append(f"the log does not name its collective; busbw/algbw = {ratio:.3f}"
                         + (f", which is the factor of {' or '.join(fits)} on {n} ranks" if fits else
                            " (2(n-1)/n for all_reduce, (n-1)/n for all_gather/reduce_scatter, 1 for broadcast)"))

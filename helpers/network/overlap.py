@@ -7,7 +7,8 @@ and read back: the all-reduce is the backend's own event (``gloo:all_reduce`` on
 ``ncclDevKernel_AllReduce…`` on a GPU stream), the computation is a ``record_function("compute")`` range on CPU or
 the compute kernels on a GPU. The overlap is the time both intervals cover — measured, not assumed.
 
-    python -m helpers overlap --world-size 2 --json      (spawns the ranks itself)
+    python -m helpers overlap --world-size 2 --json               (spawns the ranks itself)
+    torchrun --nproc_per_node=2 -m helpers overlap --json         (the same worker under the real launcher)
 """
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ def one_step(x, a, iters: int, overlapped: bool, dev):
 
 
 def worker(ctx, numel: int = 2**21, iters: int = 30, n: int = 256):
-    """Rank body (``launch.spawn``): each variant once as warm-up, then once under the profiler."""
+    """Rank body (``launch.run``): each variant once as warm-up, then once under the profiler."""
     import torch
     import torch.distributed as dist
     from torch.profiler import ProfilerActivity, profile
@@ -144,46 +145,31 @@ def worker(ctx, numel: int = 2**21, iters: int = 30, n: int = 256):
     return res, lanes
 
 
-def run(world_size: int = 2, numel: int = 2**21, iters: int = 30, timeout_s: float = 120):
-    """Spawn ``world_size`` ranks; rank 0's records and trace intervals."""
+def run(world_size: int = 2, numel: int = 2**21, iters: int = 30, timeout_s: float = 120,
+        backend: str | None = None):
+    """``world_size`` ranks (``launch.run``: spawned, or torchrun's); rank 0's records and trace intervals."""
     from helpers.core import launch
-    from helpers.network import overlap
 
-    r = launch.spawn(overlap.worker, world_size, numel, iters, timeout_s=timeout_s)
+    r = launch.run(worker, world_size, numel, iters, backend=backend, timeout_s=timeout_s)
     recs, lanes = r.results[0]
     return recs, lanes, r.backend_reason
-
-
-def figure(lanes: dict[str, list[Interval]]):
-    """A timeline per variant: one row per (variant, lane), one bar per event, from the exported trace."""
-    from helpers.core import plotting
-
-    fig = plotting.figure(title="Rank 0's step, read from its torch.profiler trace", xaxis_title="time (ms)")
-    colour = {"step": plotting.SPEC, "compute": plotting.COLORS[0], "compute kernel": plotting.COLORS[0]}
-    for variant, ivs in lanes.items():
-        for iv in ivs:
-            row = f"{variant}: {iv.name if iv.name == 'step' else iv.lane}"
-            fig.add_bar(x=[iv.dur_s * 1e3], base=[iv.start_s * 1e3], y=[row], orientation="h", name=iv.name,
-                        marker_color=colour.get(iv.name, plotting.COLORS[1]), showlegend=False,
-                        hovertext=f"{iv.name}: {iv.dur_s * 1e3:.2f} ms")
-    fig.update_layout(barmode="overlay", height=360, yaxis=dict(autorange="reversed"))
-    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from helpers.core import cli, results
+    from helpers.core import cli, launch, results
 
     ap = argparse.ArgumentParser(prog="python -m helpers.network.overlap", description=__doc__.split("\n")[0])
-    ap.add_argument("--world-size", type=cli.bounded_int(2, 64), default=2)
+    launch.add_args(ap, 2, min_ranks=2)
     ap.add_argument("--numel", type=cli.positive_int, default=2**21)
     ap.add_argument("--iters", type=cli.positive_int, default=30)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    recs, _, why = run(a.world_size, a.numel, a.iters)
-    print(why)
-    results.emit(recs, "overlap", a)
+    recs, _, why = run(a.world_size, a.numel, a.iters, a.timeout, a.backend)
+    if launch.is_leader() and not a.json:      # with --json, stdout is the JSON document alone
+        print(why)
+    launch.emit(recs, "overlap", a, backend_reason=why)
     return 0 if all(r.correct for r in recs) else 1
 
 

@@ -184,12 +184,11 @@ def timing_worker(ctx, sizes_bytes=(2**16, 2**20), warmup: int = 2, iters: int =
 
 
 def compare(world_size: int = 2, sizes_bytes=(2**16, 2**20), backend: str | None = None, timeout_s: float = 120):
-    """Spawn ranks; return (check records, timing records) — one process start for both."""
+    """``world_size`` ranks (``launch.run``: spawned, or torchrun's); (check records, timing records) — one
+    process start for both."""
     from helpers.core import launch
-    from helpers.network import ringallreduce
 
-    res = launch.spawn(ringallreduce.both_worker, world_size, tuple(sizes_bytes), backend=backend,
-                       timeout_s=timeout_s)
+    res = launch.run(both_worker, world_size, tuple(sizes_bytes), backend=backend, timeout_s=timeout_s)
     return res.results[0]
 
 
@@ -201,22 +200,12 @@ def main(argv=None) -> int:
     from helpers.core import launch, results
 
     ap = argparse.ArgumentParser(prog="python -m helpers ringallreduce", description=__doc__.split("\n")[0])
-    ap.add_argument("--world-size", type=cli.world_size, default=2)
-    ap.add_argument("--backend", choices=["nccl", "gloo"], default=None)
+    launch.add_args(ap, 2)
     ap.add_argument("--sizes", type=cli.size_bytes(4, 2**34), nargs="+", default=[2**16, 2**20], help="bytes")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    if launch.env_rank() is not None:
-        import torch.distributed as dist
-
-        ctx = launch.init_from_env(a.backend)
-        checks, times = both_worker(ctx, a.sizes)
-        dist.destroy_process_group()
-        if ctx.rank:
-            return 0
-    else:
-        checks, times = compare(a.world_size, a.sizes, a.backend)
-    results.emit(times, "ringallreduce", a, checks=checks)
+    checks, times = compare(a.world_size, a.sizes, a.backend, a.timeout)
+    launch.emit(times, "ringallreduce", a, checks=checks)
     bad = [c for c in checks if not (c["ring_equal"] and c["naive_equal"])]
     return 1 if bad else 0
 

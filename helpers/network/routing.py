@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from helpers.formulas import comm
+
 
 @dataclass(frozen=True)
 class LeafSpine:
@@ -154,7 +156,7 @@ def ring_allreduce_s(f: LeafSpine, hosts: list[int], size_bytes: float, routing:
     paths = _paths(f, flows, routing, seed)
     rates = max_min_rates(paths, lambda l: f.host_Gbps if l[0].startswith("nic") else f.uplink_Gbps)
     slowest_GBps = rates[:n].min() / 8
-    return 2 * (n - 1) / n * size_bytes / (slowest_GBps * 1e9)
+    return comm.ring_bw_s(size_bytes, n, slowest_GBps)
 
 
 def placements(f: LeafSpine, n: int, seed: int = 0) -> dict[str, list[int]]:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from helpers.formulas import comm
+
 ENTRY_BYTES = 8          # fp32 value + int32 index
 
 
@@ -138,7 +140,7 @@ def ring_allreduce_bytes(numel: float, workers: int, bytes_per_elem: int = 4) ->
     """Bytes one worker sends in a ring all-reduce of ``numel`` elements: 2(p-1)/p · numel · bytes_per_elem."""
     if workers < 1 or numel < 0:
         raise ValueError(f"workers={workers}, numel={numel}: need ≥ 1 worker and a non-negative size")
-    return 2 * (workers - 1) / workers * numel * bytes_per_elem
+    return comm.ring_allreduce_bytes(numel * bytes_per_elem, workers)
 
 
 def local_sgd(sync_every: int, workers: int = 4, steps: int = 200, lr: float = 0.1,

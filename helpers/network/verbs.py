@@ -267,7 +267,8 @@ def pingpong(device: str | None = None, iters: int = 1000, size_bytes: int = 409
         server.kill()
         server.wait(timeout=5)
 
-# The software stack from a training job down to the wire: (layer, components, bracket it belongs to)
+# The software stack from a training job down to the wire: (layer, components, bracket it belongs to);
+# helpers.figures.network.stack_figure draws it
 STACK = [("framework", "PyTorch · DeepSpeed · Megatron", None),
          ("communication libraries", "NCCL · NVSHMEM · UCX · cuFile (GPUDirect Storage)", "Magnum IO"),
          ("in-network / plug-ins", "SHARP (collectives in the switch) · nccl-rdma-sharp · nvidia-peermem", "Magnum IO"),
@@ -275,26 +276,3 @@ STACK = [("framework", "PyTorch · DeepSpeed · Megatron", None),
          ("kernel", "ib_core · mlx5_ib · rdma_rxe (soft-RoCE) · dma-buf · GPU driver", "OFED"),
          ("diagnostics and SM", "ibstat · perfquery · ibdiagnet · OpenSM", "OFED"),
          ("hardware", "ConnectX HCA / NIC · BlueField DPU · GPU · PCIe switch · NVLink", None)]
-
-
-def stack_figure():
-    """The RDMA software stack as boxes, with the Magnum IO and OFED groupings drawn beside the layers they cover."""
-    from helpers.core import plotting
-
-    fig = plotting.figure(title="Where Magnum IO and OFED sit, from the framework to the wire")
-    n = len(STACK)
-    colour = {"Magnum IO": plotting.COLORS[2], "OFED": plotting.COLORS[0], None: plotting.SPEC}
-    for i, (layer, parts, group) in enumerate(STACK):
-        y0 = n - 1 - i
-        fig.add_shape(type="rect", x0=0, x1=8, y0=y0 + 0.08, y1=y0 + 0.92, line=dict(color="#444"),
-                      fillcolor=colour[group], opacity=0.25)
-        fig.add_annotation(x=0.15, y=y0 + 0.5, text=f"<b>{layer}</b>: {parts}", showarrow=False, xanchor="left")
-    for group in ("Magnum IO", "OFED"):
-        rows = [n - 1 - i for i, s in enumerate(STACK) if s[2] == group]
-        fig.add_shape(type="rect", x0=8.2, x1=8.5, y0=min(rows) + 0.08, y1=max(rows) + 0.92,
-                      fillcolor=colour[group], line=dict(width=0))
-        fig.add_annotation(x=8.6, y=(min(rows) + max(rows) + 1) / 2, text=group, showarrow=False, xanchor="left")
-    fig.update_xaxes(visible=False, range=[0, 10])
-    fig.update_yaxes(visible=False, range=[0, n])
-    fig.update_layout(height=440, showlegend=False)
-    return fig

@@ -15,7 +15,8 @@ the machine has, so a 2-core laptop can play an 8-CPU node for scheduling labs (
     python -m helpers slurm demo      # the same from a shell; scripts/services/slurm.sh start|stop for a session
 
 ``sacct`` needs slurmdbd and a database, which a laptop lab does without: finished jobs are read from the jobcomp
-file (``jobcomp/filetxt``), and :func:`parse_sacct` reads real ``sacct`` output from clusters that have one.
+file (``jobcomp/filetxt``). The configuration text and the parsers (``sacct`` output from real clusters) are in
+``helpers.ops.slurmtext``.
 """
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ import argparse
 import contextlib
 import os
 import pwd
-import re
 import shutil
 import socket
 import stat
@@ -35,6 +35,7 @@ from pathlib import Path
 
 from helpers.core import launch
 from helpers.core import procs as core_procs
+from helpers.ops import slurmtext
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
 
@@ -51,30 +52,6 @@ def available() -> tuple[bool, str]:
     if os.geteuid() != 0:
         return False, "a private Slurm needs root here (slurmd starts jobs as their users); run as root or in CI"
     return True, "slurm-wlm and munge present"
-
-
-def slurm_conf(tmp: Path, host: str, cpus: int, memory_MB: int, gpus: int, ports: tuple[int, int],
-               backfill: bool = True) -> str:
-    gres = f" Gres=gpu:{gpus}" if gpus else ""
-    lines = [
-        "ClusterName=book", f"SlurmctldHost={host}(127.0.0.1)", "SlurmUser=root", "AuthType=auth/munge",
-        f"AuthInfo=socket={tmp / 'munge' / 'munge.socket'}", "CommunicationParameters=NoInAddrAny",
-        f"SlurmctldPort={ports[0]}", f"SlurmdPort={ports[1]}",
-        f"StateSaveLocation={tmp / 'state'}", f"SlurmdSpoolDir={tmp / 'spool'}",
-        f"SlurmctldPidFile={tmp / 'slurmctld.pid'}", f"SlurmdPidFile={tmp / 'slurmd.pid'}",
-        f"SlurmctldLogFile={tmp / 'slurmctld.log'}", f"SlurmdLogFile={tmp / 'slurmd.log'}",
-        "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "SelectType=select/cons_tres",
-        "SelectTypeParameters=CR_CPU", "DefMemPerCPU=100", "SlurmdParameters=config_overrides", "ReturnToService=2",
-        f"SchedulerType=sched/{'backfill' if backfill else 'builtin'}",
-        "SchedulerParameters=bf_interval=1,bf_resolution=1,sched_interval=1,defer_batch",
-        "AccountingStorageType=accounting_storage/none", "JobCompType=jobcomp/filetxt",
-        f"JobCompLoc={tmp / 'jobcomp.log'}", "JobAcctGatherType=jobacct_gather/none", "MpiDefault=none",
-        "InactiveLimit=0", "KillWait=2", "MinJobAge=300", "SlurmctldTimeout=30", "SlurmdTimeout=30",
-        "GresTypes=gpu" if gpus else "",
-        f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_MB}{gres} State=UNKNOWN",
-        f"PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP",
-    ]
-    return "\n".join(x for x in lines if x) + "\n"
 
 
 class Cluster:
@@ -113,7 +90,7 @@ class Cluster:
 
     def jobs(self) -> list[dict[str, str]]:
         path = self.tmp / "jobcomp.log"
-        return parse_jobcomp(path.read_text()) if path.exists() else []
+        return slurmtext.parse_jobcomp(path.read_text()) if path.exists() else []
 
     def node_state(self) -> tuple[str, str]:
         out = self.run("sinfo", "--noheader", "-N", "--format=%T|%E", "-n", self.host)
@@ -183,7 +160,7 @@ def cluster(cpus: int = 8, gpus: int = 0, memory_MB: int = 2000, backfill: bool 
             os.chown(p, munge.pw_uid, munge.pw_gid)
         (tmp / "munge").chmod(0o700)
         key.chmod(0o400)
-        conf.write_text(slurm_conf(tmp, host, cpus, memory_MB, gpus, (launch.free_port(), launch.free_port()), backfill))
+        conf.write_text(slurmtext.slurm_conf(tmp, host, cpus, memory_MB, gpus, (launch.free_port(), launch.free_port()), backfill))
         if gpus:             # stand-in GPUs: character devices like /dev/null (1,3); Slurm binds them, nothing computes
             for i in range(gpus):
                 os.mknod(tmp / f"nvidia{i}", stat.S_IFCHR | 0o666, os.makedev(1, 3))
@@ -242,57 +219,6 @@ def run_trace(c: Cluster, jobs, timeout_s: float = 120.0) -> dict[int, float]:
     starts = {ids[int(r["JobId"])]: dt.datetime.fromisoformat(r["StartTime"]).timestamp() for r in recs}
     t0 = min(starts.values())
     return {k: v - t0 for k, v in starts.items()}
-
-
-# ---- parsing ------------------------------------------------------------------------------------------------
-
-def parse_jobcomp(text: str) -> list[dict[str, str]]:
-    """jobcomp/filetxt lines (``JobId=3 UserId=root(0) … JobState=COMPLETED … StartTime=… EndTime=…``)."""
-    out = []
-    for line in text.splitlines():
-        if line.strip():
-            out.append(dict(re.findall(r"(\w+)=(\S*)", line)))
-    return out
-
-
-def parse_sacct(text: str):
-    """``sacct`` output, either ``--parsable2`` (``|``-separated) or the default fixed-width table (header, dashes),
-    into a DataFrame; ``ExitCode`` ``a:b`` becomes ``exit_code`` and ``signal``; steps (``123.batch``) keep their id."""
-    import pandas as pd
-
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        raise ValueError("empty sacct output")
-    if "|" in lines[0]:
-        header = lines[0].split("|")
-        rows = [ln.split("|") for ln in lines[1:]]
-        rows = [r[:len(header)] for r in rows]
-        df = pd.DataFrame(rows, columns=header)
-    else:
-        if len(lines) < 2 or not set(lines[1].replace(" ", "")) <= {"-"}:
-            raise ValueError("fixed-width sacct output needs its header and the dashes line under it")
-        spans, pos = [], 0
-        for m in re.finditer(r"-+", lines[1]):
-            spans.append((m.start(), m.end()))
-            pos = m.end()
-        header = [lines[0][a:b + 1].strip() for a, b in spans]
-        rows = [[ln[a:b + 1].strip() for a, b in spans] for ln in lines[2:]]
-        df = pd.DataFrame(rows, columns=header)
-    if "ExitCode" in df:
-        parts = df["ExitCode"].str.split(":", expand=True)
-        df["exit_code"], df["signal"] = parts[0].astype(int), parts[1].astype(int)
-    if "JobID" in df:
-        df["is_step"] = df["JobID"].str.contains(r"\.", regex=True)
-    return df
-
-
-def gres_lines(node: str, gpus: int, gpu_type: str = "h200", cpus: int = 128, memory_MB: int = 2_000_000) -> str:
-    """The slurm.conf and gres.conf lines of a GPU node (what a real 8-GPU server would declare)."""
-    if gpus < 1:
-        raise ValueError(f"gpus={gpus}: a GPU node declares at least one GPU")
-    return (f"# slurm.conf\nGresTypes=gpu\nNodeName={node} CPUs={cpus} RealMemory={memory_MB} "
-            f"Gres=gpu:{gpu_type}:{gpus} State=UNKNOWN\n"
-            f"# gres.conf\nNodeName={node} Name=gpu Type={gpu_type} File=/dev/nvidia[0-{gpus - 1}]\n")
 
 
 def main(argv: list[str] | None = None) -> int:

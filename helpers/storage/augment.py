@@ -159,7 +159,7 @@ def measure(images, labels, variants=VARIANTS, *, batch_size: int = 64, num_work
 
 def main(argv: list[str] | None = None) -> int:
     from helpers.core import results
-    from helpers.storage import dataload
+    from helpers.storage import dataformats
 
     ap = argparse.ArgumentParser(prog="python -m helpers augment", description=__doc__.split("\n")[0])
     ap.add_argument("--samples", type=cli.bounded_int(1, 1_000_000), default=1024)
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=cli.bounded_int(2, 100), default=3)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    imgs, labels = dataload.synth_images(a.samples, (3, a.size, a.size), seed=0)
+    imgs, labels = dataformats.synth_images(a.samples, (3, a.size, a.size), seed=0)
     recs = measure(imgs, labels, batch_size=a.batch, num_workers=a.workers, epochs=a.epochs)
     results.emit(recs, "augment", a, columns=["variant", "num_workers", "samples_per_s", "time_s", "digest"])
     return 0

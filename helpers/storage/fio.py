@@ -20,7 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.storage.iobench import IOResult, _warm, run as helpers_run
+from helpers.storage.iobench import IOResult, run as helpers_run
+from helpers.storage.iofile import warm_cache
 
 _RW = {"seq_read": "read", "seq_write": "write", "rand_read": "randread", "rand_write": "randwrite"}
 
@@ -202,7 +203,7 @@ def run(filename: str | Path, pattern: str, block_bytes: int, *, direct: bool, t
 
         fd = os.open(filename, os.O_RDONLY)
         try:
-            _warm(fd, os.path.getsize(filename))
+            warm_cache(fd, os.path.getsize(filename))
         finally:
             os.close(fd)
     cmd = command(filename, pattern, block_bytes, direct=direct, threads=threads, ioengine=ioengine,

@@ -1,6 +1,6 @@
 """Hugging Face ``datasets`` in streaming mode, run on local Parquet shards (chapter 11).
 
-Nothing is downloaded: the chapter's synthetic images (``dataload.synth_images``) are written as Parquet (or Arrow
+Nothing is downloaded: the chapter's synthetic images (``dataformats.synth_images``) are written as Parquet (or Arrow
 IPC) shards in a temporary folder, and ``load_dataset("parquet", data_files=…, streaming=True)`` turns them into an
 ``IterableDataset`` — the same object a job gets when it streams a dataset from the Hub or an object store.
 (``datasets`` 5.2's Parquet reader sleeps ``datasets.config.SLEEP_TIME_ON_THREADS_SHUTDOWN`` = 5 s whenever an
@@ -16,7 +16,7 @@ iteration that interleaves shards ends — a guard against apache/arrow#45214 �
 * ``rank_split`` — the sample ids each rank gets from ``split_dataset_by_node``;
 * ``resume`` — stop after k samples, save ``state_dict()``, resume a fresh dataset from it, compare;
 * ``throughput`` — samples/s of the stream through a PyTorch ``DataLoader`` beside the chapter's memory-mapped
-  shard (``dataload.ShardDataset``), the same images and the same float32 tensors.
+  shard (``dataformats.ShardDataset``), the same images and the same float32 tensors.
 
 ``datasets`` is imported lazily; without it every function raises ``ImportError`` with the pip command.
 """
@@ -210,9 +210,9 @@ def throughput(shard_sets: dict[str, list[str]], shard_root, batch_size: int = 6
     from torch.utils.data import DataLoader
 
     from helpers.core import timing
-    from helpers.storage import dataload
+    from helpers.storage import dataformats
 
-    shard = dataload.make("shard", shard_root)
+    shard = dataformats.make("shard", shard_root)
     loaders = [(f"hf streaming ({k})", torch_stream(v, shard.shape)) for k, v in shard_sets.items()]
     out = []
     for name, ds in loaders + [("map-style shard (memmap)", shard)]:
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     from helpers.core import results
-    from helpers.storage import dataload
+    from helpers.storage import dataformats
 
     p = argparse.ArgumentParser(prog="python -m helpers hfstream", description=__doc__.split("\n")[0])
     p.add_argument("--samples", type=cli.positive_int, default=4096)
@@ -249,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"--shards {args.shards} > --samples {args.samples}: need at most one shard per sample")
     _datasets()
     with tempfile.TemporaryDirectory(prefix="hfstream-", dir=args.dir) as d:
-        info = dataload.write_formats(Path(d) / "map", n_samples=args.samples)
-        imgs, labels = dataload.synth_images(args.samples, info["shape"], seed=0)
+        info = dataformats.write_formats(Path(d) / "map", n_samples=args.samples)
+        imgs, labels = dataformats.synth_images(args.samples, info["shape"], seed=0)
         sets = {f: write_shards(Path(d) / f, imgs, labels, args.shards, fmt=f) for f in FORMATS}
         recs = throughput(sets, info["root"], batch_size=args.batch, repeats=args.repeats)
     results.emit(recs, "hfstream", args)

@@ -12,37 +12,31 @@ of threads (= requests in flight, the queue depth of a synchronous engine) for 4
 Each thread issues ``os.preadv``/``os.pwritev`` — one system call per block, like fio's ``psync`` engine — into
 its own buffer from ``mmap`` (page-aligned, as ``O_DIRECT`` requires), timing every call with
 ``perf_counter_ns``. Random offsets are a seeded permutation of the file's blocks (each block once, like fio's
-default random map). The work file is removed on success, on error and on Ctrl-C/SIGTERM.
+default random map). The work file (:mod:`helpers.storage.iofile`) is removed on success, on error and on
+Ctrl-C/SIGTERM.
 """
 from __future__ import annotations
 
 import argparse
 import mmap
 import os
-import secrets
-import shutil
 import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from helpers.core.units import parse_size  # noqa: F401  (re-exported for callers)
-
 from helpers.core import cli
+from helpers.core.units import parse_size  # noqa: F401  (re-exported for callers)
+from helpers.storage.iofile import (IOBenchError, direct_supported, drop_cache, fill_random, fs_type, warm_cache,
+                                    workfile)
 
 PATTERNS = ("seq_read", "seq_write", "rand_read", "rand_write")
 COLUMNS = ["engine", "pattern", "block_bytes", "direct", "threads", "fsync", "cache", "bw_MBps", "iops",
            "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us"]
-_MARGIN_BYTES = 64 * 2**20          # free space kept beyond the work file
-
-
-class IOBenchError(RuntimeError):
-    """A refusal or failure with a one-line reason that names the value and the fix."""
 
 
 @dataclass(frozen=True)
@@ -64,107 +58,6 @@ class IOResult:
     lat_p90_us: float
     lat_p99_us: float
     lat_p999_us: float
-
-
-
-
-
-def fs_type(path: str | os.PathLike) -> str:
-    """Filesystem type of ``path`` from /proc/mounts (longest matching mount point), or "unknown"."""
-    p, best, kind = str(Path(path).resolve()), -1, "unknown"
-    try:
-        for line in Path("/proc/mounts").read_text().splitlines():
-            f = line.split()
-            mnt = f[1].replace("\\040", " ")
-            if (p == mnt or p.startswith(mnt.rstrip("/") + "/")) and len(mnt) > best:
-                best, kind = len(mnt), f[2]
-    except OSError:
-        pass
-    return kind
-
-
-def check_dir(path: str | os.PathLike, size_bytes: int) -> Path:
-    """Refuse, with a one-line reason, a DIR that is missing, not a folder, read-only or too small."""
-    d = Path(path)
-    if size_bytes < 2**20:
-        raise IOBenchError(f"--size {size_bytes} bytes is too small: use at least 1MiB")
-    if not d.exists():
-        raise IOBenchError(f"--path {str(d)!r} does not exist: pass an existing directory")
-    if not d.is_dir():
-        raise IOBenchError(f"--path {str(d)!r} is not a directory: pass the folder to test, not a file")
-    probe = d / f".iobench-probe-{os.getpid()}-{secrets.token_hex(3)}"
-    try:
-        probe.touch(exist_ok=False)
-        probe.unlink()
-    except OSError as e:
-        raise IOBenchError(f"--path {str(d)!r} is not writable ({e.strerror}): pass a directory you can write to") from None
-    free = shutil.disk_usage(d).free
-    if free < size_bytes + _MARGIN_BYTES:
-        raise IOBenchError(f"--path {str(d)!r} has {free / 2**20:.0f} MiB free but --size needs "
-                           f"{(size_bytes + _MARGIN_BYTES) / 2**20:.0f} MiB (file + 64 MiB margin): pass a smaller --size")
-    return d
-
-
-def _fill(buf: mmap.mmap, seed: int) -> None:
-    buf[:] = np.random.default_rng(seed).bytes(len(buf))   # incompressible, so no device can cheat
-
-
-def layout(path: Path, size_bytes: int, seed: int = 0) -> None:
-    """Write ``size_bytes`` of random data to ``path`` (untimed), flush it, and drop it from the page cache."""
-    blk = 2**20
-    buf = mmap.mmap(-1, blk)
-    _fill(buf, seed)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for off in range(0, size_bytes, blk):
-            os.pwritev(fd, [memoryview(buf)[: min(blk, size_bytes - off)]], off)
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def workfile(directory: str | os.PathLike, size_bytes: int, seed: int = 0):
-    """Create and lay out one work file under ``directory``; yield its Path; always remove it."""
-    d = check_dir(directory, size_bytes)
-    p = d / f"iobench-{os.getpid()}-{secrets.token_hex(4)}.dat"
-    try:
-        os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        layout(p, size_bytes, seed)
-        yield p
-    finally:
-        p.unlink(missing_ok=True)
-
-
-def direct_supported(path: str | os.PathLike) -> tuple[bool, str]:
-    """Can ``path`` (an existing file, at least 4 KiB) be read with O_DIRECT? Returns (ok, reason)."""
-    kind = fs_type(path)
-    if not hasattr(os, "O_DIRECT"):
-        return False, f"this OS ({sys.platform}) has no O_DIRECT; direct tests run buffered"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    except OSError as e:
-        return False, f"{kind} refuses O_DIRECT ({e.strerror}); direct tests run buffered with a cold cache"
-    try:
-        os.preadv(fd, [mmap.mmap(-1, 4096)], 0)
-    except OSError as e:
-        return False, f"{kind} refuses O_DIRECT reads ({e.strerror}); direct tests run buffered with a cold cache"
-    finally:
-        os.close(fd)
-    return True, f"O_DIRECT works on {kind}"
-
-
-def drop_cache(fd: int) -> None:
-    """Flush dirty pages, then ask the kernel to drop this file's pages (clean pages only go)."""
-    os.fsync(fd)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-
-
-def _warm(fd: int, size: int) -> None:
-    buf = mmap.mmap(-1, 2**20)
-    for off in range(0, size, 2**20):
-        os.preadv(fd, [buf], off)
 
 
 def run(path: str | os.PathLike, pattern: str, block_bytes: int = 2**20, *, direct: bool = False,
@@ -200,7 +93,7 @@ def run(path: str | os.PathLike, pattern: str, block_bytes: int = 2**20, *, dire
         try:
             buf = mmap.mmap(-1, block_bytes)          # page-aligned: what O_DIRECT needs
             if not reading:
-                _fill(buf, seed + i)
+                fill_random(buf, seed + i)
             io = os.preadv if reading else os.pwritev
             offs = (parts[i] * block_bytes).tolist()
             out = np.empty(len(offs), dtype=np.int64)
@@ -225,7 +118,7 @@ def run(path: str | os.PathLike, pattern: str, block_bytes: int = 2**20, *, dire
 
     try:
         if reading and not direct:
-            drop_cache(fd) if cache == "cold" else _warm(fd, size)
+            drop_cache(fd) if cache == "cold" else warm_cache(fd, size)
         t_start = time.perf_counter_ns()
         deadline = t_start + int(runtime_s * 1e9)
         workers = [threading.Thread(target=work, args=(i, deadline), daemon=True) for i in range(threads)]

@@ -3,6 +3,7 @@
     from helpers.storage import storagepath as sp
     paths = sp.standard_paths(memcpy_GBps=sp.measure_memcpy_GBps())
     sp.table(paths, size_bytes=10**10)          # bottleneck GB/s, CPU copies, host-DRAM bytes per byte, time
+    iodiagrams.paths_figure(paths)              # the drawing (helpers.figures.iodiagrams)
 
 Every hop is a DMA (a device engine moves the bytes), a CPU copy (a core runs ``memcpy``) or a network hop
 (a NIC sends and another receives). A path streams, so its bandwidth is its slowest hop's; what differs
@@ -141,32 +142,6 @@ def hops_table(p: StoragePath):
     from helpers.core import results
 
     return results.table(p.hops)
-
-
-def figure(paths):
-    """Each path as a row of boxes (where the bytes are) joined by arrows coloured by hop kind."""
-    from helpers.core import plotting
-
-    colour = {DMA: plotting.COLORS[0], CPU: plotting.COLORS[3], NET: plotting.COLORS[2]}
-    fig = plotting.figure(title="Storage → GPU paths: hops, kinds and bandwidths",
-                          xaxis_title="hop number along the path", yaxis_title="")
-    for k, c in colour.items():                                     # legend entries
-        fig.add_scatter(x=[None], y=[None], mode="lines", line=dict(color=c, width=4), name=k)
-    for row, p in enumerate(reversed(paths)):
-        nodes = [p.hops[0].src] + [h.dst for h in p.hops]
-        for i, h in enumerate(p.hops):
-            fig.add_annotation(x=i + 1, y=row, ax=i, ay=row, xref="x", yref="y", axref="x", ayref="y",
-                               showarrow=True, arrowhead=3, arrowwidth=3, arrowcolor=colour[h.kind], text="")
-            fig.add_annotation(x=i + 0.5, y=row + 0.22, text=f"{h.bw_GBps:.3g} GB/s", showarrow=False,
-                               font=dict(size=10, color=colour[h.kind]))
-        fig.add_scatter(x=list(range(len(nodes))), y=[row] * len(nodes), mode="markers+text", text=nodes,
-                        textposition="bottom center", marker=dict(size=14, color="#444", symbol="square"),
-                        showlegend=False, textfont=dict(size=9))
-    fig.update_yaxes(tickvals=list(range(len(paths))), ticktext=[p.name for p in reversed(paths)],
-                     range=[-0.6, len(paths) - 0.4])
-    fig.update_xaxes(range=[-0.5, max(len(p.hops) for p in paths) + 0.5], dtick=1)
-    fig.update_layout(height=120 + 75 * len(paths), margin=dict(l=330))
-    return fig
 
 
 @dataclass(frozen=True)

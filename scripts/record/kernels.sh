@@ -7,7 +7,7 @@
 source "$(dirname "$0")/common.bash"     # strict mode, $PY/$DEST checked, step()
 
 # correctness first: every cupy STREAM kernel against numpy (n % 4 != 0 exercises the scalar tail)
-"$PY" -c "from helpers.compute import membw; e = membw.verify_cupy(); print(e); assert max(e.values()) < 1e-5, e"
+"$PY" -c "from helpers.compute import streamkernels as sk; e = sk.verify_cupy(); print(e); assert max(e.values()) < 1e-5, e"
 # ch15/ch10: STREAM, torch vs the cupy kernels on the same arrays (records carry ratio_to_torch)
 step "$PY" -m helpers bench membw --out "$DEST/membw.json"
 # ch10: GEMM ceiling, MAMF-style and sustained back to back, over a MAMF-like shape sweep, bf16 and fp8

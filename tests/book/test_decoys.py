@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 from helpers.core import records
-from helpers.storage import compress, dataload, iobench
+from helpers.storage import compress, dataformats, iofile
 
 SECRET = b"the user's own data\n"
 
@@ -56,7 +56,7 @@ def test_compress_pipeline_works_in_a_folder_of_its_own(tmp_path):
 
 def test_iobench_workfile_is_fresh_and_removed(tmp_path):
     kept = plant(tmp_path, ["iobench.dat", f"iobench-{os.getpid()}.dat", ".iobench-probe"])
-    with iobench.workfile(tmp_path, 2**20) as p:
+    with iofile.workfile(tmp_path, 2**20) as p:
         assert p.parent == tmp_path and p.name not in kept
     untouched(tmp_path, kept)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept.keys() - {"__target__"})
@@ -64,7 +64,7 @@ def test_iobench_workfile_is_fresh_and_removed(tmp_path):
 
 def test_dataload_dataset_lives_in_its_own_folder(tmp_path):
     kept = plant(tmp_path, ["shard.npy", "files", "dataload-x"])
-    with dataload.dataset_dir(tmp_path, n_samples=8) as info:
+    with dataformats.dataset_dir(tmp_path, n_samples=8) as info:
         assert Path(info["root"]).parent == tmp_path
     untouched(tmp_path, kept)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept.keys() - {"__target__"})

@@ -1,8 +1,10 @@
 """The package's layering, read from the source with ast (no imports executed).
 
-Rules: a wing imports only ``core`` and itself; ``figures`` may import any wing and no wing imports ``figures``;
-``core`` imports no wing; no import cycles between modules anywhere (a module importing itself by name, as the
-spawn workers do, is not a cycle). Every module with a ``main`` is a tool of ``python -m helpers``.
+Rules, from the bottom up: ``core`` imports no other part of the package; ``formulas`` (the shared published
+formulas) imports only ``core``; a wing imports only ``core``, ``formulas`` and itself; ``figures`` is the top layer,
+may import anything, and nothing imports it; no import cycles between modules anywhere (a module importing itself
+by name, as the spawn workers do, is not a cycle). Every module with a ``main`` is a tool of ``python -m helpers``,
+and every module is imported by at least one test.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "helpers"
 TOP = "figures"
+FLOOR = "formulas"          # between core and the wings
 
 
 def module_name(path: Path) -> str:
@@ -67,11 +70,13 @@ def violations(graph: dict[str, list[tuple[int, str]]], files: dict[str, str]) -
             if dst is None or dst == src:
                 continue
             if src == "core":
-                bad.append(f"{files[mod]}:{line} imports {dep}: core imports no wing")
+                bad.append(f"{files[mod]}:{line} imports {dep}: core imports no wing (nor {FLOOR}/)")
             elif dst == TOP:
                 bad.append(f"{files[mod]}:{line} imports {dep}: no wing imports {TOP}/ (it is the top layer)")
-            elif src != TOP and dst != "core":
-                bad.append(f"{files[mod]}:{line} imports {dep}: a wing imports only core/ and itself")
+            elif src == FLOOR and dst != "core":
+                bad.append(f"{files[mod]}:{line} imports {dep}: {FLOOR}/ imports only core/")
+            elif src != TOP and dst not in ("core", FLOOR):
+                bad.append(f"{files[mod]}:{line} imports {dep}: a wing imports only core/, {FLOOR}/ and itself")
     return bad
 
 
@@ -140,8 +145,8 @@ def test_the_checker_catches_a_breach():
          "helpers.figures.z": [(9, "helpers.network.x"), (10, "helpers.storage.y")]}
     files = {m: m.replace(".", "/") + ".py" for m in g}
     bad = violations(g, files)
-    assert bad == ["helpers/core/a.py:3 imports helpers.network.x: core imports no wing",
-                   "helpers/network/x.py:5 imports helpers.storage.y: a wing imports only core/ and itself",
+    assert bad == ["helpers/core/a.py:3 imports helpers.network.x: core imports no wing (nor formulas/)",
+                   "helpers/network/x.py:5 imports helpers.storage.y: a wing imports only core/, formulas/ and itself",
                    "helpers/storage/y.py:7 imports helpers.figures.z: no wing imports figures/ (it is the top layer)"]
     assert cycles(g) == [sorted(g)]                    # a <-> x, and x -> y -> z -> x: one knot of four
     assert cycles({"helpers.core.a": [(1, "helpers.core.a")]}) == []   # importing itself (spawn workers) is fine
@@ -157,7 +162,75 @@ def test_the_checker_reads_a_real_file(tmp_path):
     deps = imports_of(f, known)
     assert deps == [(2, "helpers.training.models.tiny")]
     assert violations({"helpers.storage.bad": deps}, {"helpers.storage.bad": "helpers/storage/bad.py"}) == [
-        "helpers/storage/bad.py:2 imports helpers.training.models.tiny: a wing imports only core/ and itself"]
+        "helpers/storage/bad.py:2 imports helpers.training.models.tiny: "
+        "a wing imports only core/, formulas/ and itself"]
+
+
+def test_the_checker_knows_the_formulas_floor():
+    """formulas/ sits between core/ and the wings: it imports only core/, every wing and figures/ may import it,
+    core/ may not; a formulas module importing a wing (or figures) is reported with file and line."""
+    g = {"helpers.formulas.f": [(2, "helpers.core.units"), (3, "helpers.formulas.g"), (4, "helpers.network.x"),
+                                (5, "helpers.figures.z")],
+         "helpers.formulas.g": [(1, "helpers.core.units")],
+         "helpers.network.x": [(6, "helpers.formulas.f"), (7, "helpers.core.units")],
+         "helpers.figures.z": [(8, "helpers.formulas.f")],
+         "helpers.core.a": [(9, "helpers.formulas.g")]}
+    files = {m: m.replace(".", "/") + ".py" for m in g}
+    assert violations(g, files) == [
+        "helpers/formulas/f.py:4 imports helpers.network.x: formulas/ imports only core/",
+        "helpers/formulas/f.py:5 imports helpers.figures.z: no wing imports figures/ (it is the top layer)",
+        "helpers/core/a.py:9 imports helpers.formulas.g: core imports no wing (nor formulas/)"]
+    assert violations({"helpers.network.x": [(6, "helpers.formulas.f")]}, files) == []
+
+
+def test_the_checker_reads_a_planted_formulas_file(tmp_path):
+    """A real file under formulas/ that imports a wing, and a wing importing another wing next to a clean import of
+    formulas/: both breaches are reported with their path and line, the clean import is not."""
+    f = tmp_path / "helpers" / "formulas" / "bad.py"
+    f.parent.mkdir(parents=True)
+    f.write_text('"""x"""\nfrom helpers.core import units\nfrom helpers.training.calc import perfmodel\n')
+    w = tmp_path / "helpers" / "network" / "bad.py"
+    w.parent.mkdir(parents=True)
+    w.write_text('"""x"""\nfrom helpers.formulas import comm\nimport helpers.storage.fio\n')
+    known = {"helpers.core.units", "helpers.training.calc.perfmodel", "helpers.formulas.comm", "helpers.storage.fio"}
+    graph = {"helpers.formulas.bad": imports_of(f, known), "helpers.network.bad": imports_of(w, known)}
+    assert graph["helpers.formulas.bad"] == [(2, "helpers.core.units"), (3, "helpers.training.calc.perfmodel")]
+    files = {"helpers.formulas.bad": "helpers/formulas/bad.py", "helpers.network.bad": "helpers/network/bad.py"}
+    assert violations(graph, files) == [
+        "helpers/formulas/bad.py:3 imports helpers.training.calc.perfmodel: formulas/ imports only core/",
+        "helpers/network/bad.py:3 imports helpers.storage.fio: a wing imports only core/, formulas/ and itself"]
+
+
+def modules_named_by_tests(tests_dir: Path, known: set[str]) -> set[str]:
+    """The helpers modules that files under ``tests_dir`` import (at any depth, ``import`` or ``from``) or name in a
+    string (``mock.patch("helpers.x.y.f")``, ``importlib.import_module("helpers.x.y")``)."""
+    import re
+
+    seen: set[str] = set()
+    for p in tests_dir.rglob("*.py"):
+        text = p.read_text(encoding="utf-8")
+        seen |= {m for _, m in imports_of(p, known)}
+        for name in re.findall(r"[\"'](helpers(?:\.\w+)+)", text):
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            seen.add(name)
+    return seen
+
+
+def test_every_module_is_imported_by_a_test():
+    """Each module of the package (not the ``__init__`` files) is imported by at least one file under tests/."""
+    mods = {m for m, p in helper_modules().items() if p.name not in ("__init__.py", "__main__.py")}
+    missing = sorted(mods - modules_named_by_tests(ROOT / "tests", set(helper_modules())))
+    assert missing == [], f"no test imports {missing}: add tests/<wing>/test_<module>.py with one real behaviour"
+
+
+def test_the_test_census_reads_strings_and_imports(tmp_path):
+    t = tmp_path / "test_x.py"
+    t.write_text('from helpers.formulas import comm\nimport helpers.core.units\n'
+                 'PATCH = "helpers.network.routing.max_min_rates"\n')
+    known = {"helpers.formulas.comm", "helpers.core.units", "helpers.network.routing", "helpers.storage.fio"}
+    assert modules_named_by_tests(tmp_path, known) == {"helpers.formulas.comm", "helpers.core.units",
+                                               "helpers.network.routing"}
 
 
 def test_every_main_is_a_tool():

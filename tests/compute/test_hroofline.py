@@ -1,4 +1,4 @@
-"""Hierarchical roofline: level classification, the CPU working-set sweep, ceilings, the figure; GPU path on a GPU."""
+"""Hierarchical roofline: level classification, the CPU working-set sweep, ceilings; GPU path on a GPU."""
 import pytest
 
 from helpers.compute import hroofline as h
@@ -35,16 +35,6 @@ def test_cpu_sweep_moves_the_bytes_it_says_and_gives_one_ceiling_per_level():
         assert p.bw_GBps == pytest.approx(p.bytes_moved / p.time_s / 1e9)
     cs = h.ceilings(pts, LEVELS)
     assert [c.level for c in cs] == ["L1d", "L2", "DRAM"] and all(c.n_points == 1 for c in cs)
-
-
-def test_figure_draws_one_slope_per_level_and_a_kernel_once_per_level():
-    cs = [h.Ceiling("x", "L1", 20000.0, 19000.0, 2**18, 3, 2**15), h.Ceiling("x", "L2", 10000.0, 9000.0, 2**25, 3, 2**22),
-          h.Ceiling("x", "HBM", 4000.0, 3900.0, 2**37, 3, 2**30)]
-    k = {"name": "softmax", "tflops": 1.5, "intensity": {"L1": 1.25, "L2": 0.8, "HBM": 1.7}}
-    fig = h.figure(cs, [("bf16", 989.0)], [k])
-    assert len(fig.data) == 3 + 1 + 1 and list(fig.data[-1].x) == [1.25, 0.8, 1.7]
-    with pytest.raises(ValueError, match="at least one"):
-        h.figure([], [("bf16", 1.0)])
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="GPU path: needs CUDA and cupy")

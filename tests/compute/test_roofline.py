@@ -1,8 +1,9 @@
-"""Roofline model, kernel counting, figure and the layer simulator (chapter 28)."""
+"""Roofline model, kernel counting and the layer simulator (chapter 28); the figure is tested in tests/figures."""
 import pytest
 
 from helpers.core import specs
 from helpers.compute import layersim, roofline
+from helpers.formulas import roofline as froof
 
 
 def test_h200_datasheet_ridge_points():
@@ -31,7 +32,7 @@ def test_sampled_roof_line_draws_the_dense_one():
 
     r = roofline.Roofline("toy", (("fp32", 10.0),), (("DRAM", 300.0),))      # ridge 33.3 FLOP/B, off a decade
     x_range = (1e-2, 1e4)
-    xs = roofline.line_points(x_range, r.ridge("fp32"))
+    xs = froof.line_points(x_range, r.ridge("fp32"))
     assert xs[0] == x_range[0] and xs[-1] == x_range[1] and r.ridge("fp32") in xs and len(xs) == 8
     lx = [math.log10(x) for x in xs]
     ly = [math.log10(r.attainable_tflops(x, "fp32")) for x in xs]
@@ -40,7 +41,7 @@ def test_sampled_roof_line_draws_the_dense_one():
         j = min(max(0, sum(v <= math.log10(x) for v in lx) - 1), len(xs) - 2)
         t = (math.log10(x) - lx[j]) / (lx[j + 1] - lx[j])
         assert 10 ** (ly[j] + t * (ly[j + 1] - ly[j])) == pytest.approx(r.attainable_tflops(x, "fp32"), rel=1e-9)
-    assert roofline.line_points(x_range, 1e6) == [10.0 ** k for k in range(-2, 5)]     # ridge off the axis
+    assert froof.line_points(x_range, 1e6) == [10.0 ** k for k in range(-2, 5)]     # ridge off the axis
 
 def test_kernel_counts():
     g = roofline.gemm_kernel(8192, 8192, 8192, "bf16")
@@ -73,23 +74,6 @@ def test_from_bench_and_measured_kernels():
     ks = roofline.kernels_from_bench(_records())
     assert [k.name for k in ks] == ["GEMM fp32 512×512×512", "triad (memory)"]   # copy has no FLOPs
     assert ks[1].achieved_tflops == pytest.approx(2000 / 1e-6 / 1e12)
-
-
-def test_figure_has_menus_and_consistent_visibility():
-    h = roofline.from_spec(specs.lookup("H200"))
-    me = roofline.from_bench(_records(), "me")
-    fig = roofline.figure([(h, [roofline.gemm_kernel(4096, 4096, 4096, "bf16")]), (me, roofline.kernels_from_bench(_records()))])
-    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    dev_menu, dt_menu = fig.layout.updatemenus
-    assert [b.label for b in dev_menu.buttons] == [h.device, "me"]
-    assert "fp32" in [b.label for b in dt_menu.buttons]
-    n = len(fig.data)
-    for b in (*dev_menu.buttons, *dt_menu.buttons):
-        vis = b.args[0]["visible"]
-        assert len(vis) == n and any(vis)
-    from helpers.core import plotting
-    html = plotting.BookRenderer().to_mimebundle(fig.to_dict())["text/html"]
-    assert "Plotly.newPlot" in html and "updatemenus" in html
 
 
 def test_layer_kernels_match_ops_and_6n_rule():

@@ -43,6 +43,27 @@ def test_timing_cpu():
         timing.time_fn(lambda: None, repeats=0)
 
 
+def test_cuda_graph_replays_what_it_captured():
+    """timing.cuda_graph (used by compute.membw and kernels.gpulaunch): on a GPU the replay recomputes the captured
+    calls into the graph's output; without CUDA capture fails loudly (callers fall back and say so)."""
+    import torch
+
+    with pytest.raises(ValueError, match="inner=0"):
+        timing.cuda_graph(lambda: None, inner=0)
+    if not torch.cuda.is_available():
+        with pytest.raises((RuntimeError, AssertionError)):
+            timing.cuda_graph(lambda: None)
+        return
+    x = torch.ones(1024, device="cuda")
+    calls = []
+    replay, out = timing.cuda_graph(lambda: calls.append(1) or x * 2 + 1, inner=3, warmup=2)
+    assert len(calls) == 2 + 3                            # warm-up calls, then the captured ones (traced once each)
+    x.fill_(4)
+    replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.full_like(x, 9))        # the replay read the new x
+
+
 def test_topology_sample_and_nearest_nic():
     s = topology.sample("dgx-h100")
     assert s.gpus == tuple(f"GPU{i}" for i in range(8))

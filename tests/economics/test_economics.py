@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from helpers.economics import autoscale, energymodel, facility, power, spot, tco
+from helpers.formulas import checkpointing
 
 
 def test_sampler_without_gpu_says_so_and_invents_nothing():
@@ -84,7 +85,7 @@ def test_spot_naive_and_event_driven_agree():
 
 
 def test_spot_cost_and_young():
-    assert spot.young_interval_h(0.05, 8) == pytest.approx(np.sqrt(0.8))
+    assert checkpointing.young(0.05, 8) == pytest.approx(np.sqrt(0.8))         # hours in, hours out (chapter 21)
     c = spot.monte_carlo(spot.SpotJob(work_h=50), spot_usd=1.0, ondemand_usd=3.0, runs=50)
     assert 0 < c.saving_frac < 2 / 3 and c.mean_wall_h > 50
 

@@ -37,17 +37,6 @@ def test_unsourced_rows_are_refused(tmp_path, monkeypatch):
         hw._yaml("chips.yaml")
 
 
-def test_memory_hierarchy_prefers_reported_values():
-    rec = {"sm_count": 132, "regs_per_sm": 65536, "shared_mem_per_sm_bytes": 233472, "l2_cache_bytes": 62914560,
-           "total_memory_bytes": 150109880320, "props_source": "recorded"}
-    rows = {r.level: r for r in hardware.memory_hierarchy(rec)}
-    assert rows["L2 cache"].capacity_bytes == 62914560 and rows["L2 cache"].source == "recorded"
-    assert rows["registers (32-bit × regs)"].gpu_total_bytes == 65536 * 4 * 132
-    assert rows["shared memory, one block (opt-in)"].source.startswith("Hopper whitepaper")
-    bare = {r.level: r for r in hardware.memory_hierarchy(None)}
-    assert all(r.source.startswith("Hopper whitepaper") for r in bare.values()) and "HBM" not in bare
-
-
 def test_host_link_times():
     rows = hardware.host_link_times(141e9, 55.0)
     by = {r["link"].split(" ")[0]: r for r in rows}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.compute import membw
+from helpers.compute import streamkernels
 from helpers.kernels import gpukernels, gpulaunch
 
 REAL = Path(__file__).parents[1] / "data" / "real" / "ptxas"
@@ -36,14 +36,14 @@ def test_guards_without_gpu():
     with pytest.raises(RuntimeError, match="no CUDA GPU"):
         gpulaunch.graph_vs_eager()
     with pytest.raises(RuntimeError):
-        membw.verify_cupy()
+        streamkernels.verify_cupy()
     with pytest.raises(ValueError, match="sms=0"):
-        membw.cupy_blocks(0)
+        streamkernels.cupy_blocks(0)
 
 
 @pytest.mark.skipif(gpukernels.available() is not None, reason="needs cupy and a CUDA GPU")
 def test_gpu_kernels_correct():
-    assert all(e < 1e-5 for e in membw.verify_cupy().values())
+    assert all(e < 1e-5 for e in streamkernels.verify_cupy().values())
     recs = gpukernels.memory_experiments(n=2**20) + gpukernels.compute_experiments(2**20, 2**20, 256)
     assert all(r.correct for r in recs), [r for r in recs if not r.correct]
     g = gpulaunch.graph_vs_eager(n_kernels=5, repeats=3)
@@ -64,7 +64,7 @@ def _nvrtc():
 
 
 @pytest.mark.skipif(_nvrtc() is None, reason="NVRTC not installed (pip nvidia-cuda-nvrtc-cu12, or BOOK_NVRTC=path)")
-@pytest.mark.parametrize("src", [membw._STREAM_SRC, gpukernels.SRC, gpulaunch.SAXPY], ids=["stream", "gpu", "saxpy"])
+@pytest.mark.parametrize("src", [streamkernels.SRC, gpukernels.SRC, gpulaunch.SAXPY], ids=["stream", "gpu", "saxpy"])
 def test_cuda_sources_compile_for_sm90(src, tmp_path):
     lib = _nvrtc()
     prog = ctypes.c_void_p()
@@ -88,5 +88,5 @@ def test_cuda_sources_compile_for_sm90(src, tmp_path):
     assert p.returncode == 0, p.stderr
     used = gpulaunch.parse_ptxas_v(p.stdout + p.stderr)
     assert used and all(v["registers"] <= 64 for v in used.values())
-    if src is membw._STREAM_SRC:                 # __launch_bounds__(256, 8): 8 resident blocks need ≤ 32 registers
+    if src is streamkernels.SRC:                 # __launch_bounds__(256, 8): 8 resident blocks need ≤ 32 registers
         assert all(v["registers"] <= 32 for v in used.values())

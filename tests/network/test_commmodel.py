@@ -1,18 +1,18 @@
-"""helpers.network.commmodel: the alpha-beta fit and the all-reduce cost models (chapters 03 and 08)."""
-import math
-
+"""helpers.network.commmodel: the alpha-beta fit, NCCL's trees and the figures (chapters 03 and 08); the cost
+formulas are helpers.formulas.comm (tests/formulas/test_comm.py)."""
 import numpy as np
 import pytest
 
+from helpers.formulas import comm
 from helpers.network import commmodel as m
 
-LINK = m.AlphaBeta.from_link(latency_us=5, bw_GBps=50)
+LINK = comm.AlphaBeta.from_link(latency_us=5, bw_GBps=50)
 
 
 def test_fit_recovers_a_line_and_the_ring_link():
     p = 8
     S = np.logspace(3, 8, 12)
-    t = np.array([m.ring_s(s, p, LINK) for s in S])
+    t = np.array([comm.ring_s(s, p, LINK) for s in S])
     f = m.fit(S, t)
     assert f.max_rel_error < 1e-9
     link = m.link_from_ring_fit(f.line, p)
@@ -28,38 +28,7 @@ def test_fit_rejects_bad_input():
     with pytest.raises(ValueError, match="one-rank"):
         m.link_from_ring_fit(LINK, 1)
     with pytest.raises(ValueError, match="whole number"):
-        m.ring_s(1e6, 0, LINK)
-
-
-def test_ring_is_bandwidth_optimal_and_busbw_is_link_bandwidth():
-    n, p = 1e10, 16
-    t = m.ring_s(n, p, LINK)
-    assert m.busbw_GBps(n, t, p) == pytest.approx(50, rel=1e-3)      # busbw → the link's bandwidth
-
-
-def test_trees_latency_and_bandwidth_limits():
-    p = 64
-    small, big = 8.0, 1e10
-    # latency: trees take 2·log2(p) steps, the ring 2(p-1)
-    assert m.binomial_tree_s(small, p, LINK) < m.ring_s(small, p, LINK) / 5
-    assert m.double_binary_tree_s(small, p, LINK) < m.ring_s(small, p, LINK) / 5
-    # bandwidth: the double binary tree approaches the ring; one pipelined tree needs 1.5x; binomial log2(p)x
-    r = m.ring_s(big, p, LINK)
-    assert m.double_binary_tree_s(big, p, LINK) / r == pytest.approx(p / (p - 1), rel=0.05)
-    assert m.pipelined_tree_s(big, p, LINK) / r == pytest.approx(1.5 * p / (p - 1), rel=0.05)
-    assert m.binomial_tree_s(big, p, LINK) / r == pytest.approx(math.log2(p) * p / (p - 1), rel=0.01)
-    assert m.allreduce_s("ring", big, p, LINK) == r
-    with pytest.raises(ValueError, match="choose one of"):
-        m.allreduce_s("butterfly", big, p, LINK)
-
-
-def test_hierarchical_moves_only_a_gth_across_nodes():
-    intra, inter = m.AlphaBeta.from_link(2, 450), m.AlphaBeta.from_link(5, 50)
-    n, g, nodes = 1e10, 8, 16
-    h = m.hierarchical_s(n, g, nodes, intra, inter)
-    flat = m.flat_ring_s(n, g, nodes, intra, inter)
-    assert h < flat / 4
-    assert m.flat_ring_s(n, g, 1, intra, inter) == m.ring_s(n, g, intra)
+        comm.ring_s(1e6, 0, LINK)
 
 
 def test_btree_matches_nccl_diagram_and_double_tree_is_complementary():
@@ -79,5 +48,5 @@ def test_figures_build():
 
     fig = commfigures.fabric_figure({n: ibdiag.diagnose(ibparse.load_sample(n)) for n in ("healthy", "link_down")})
     assert len(fig.layout.updatemenus[0].buttons) == 2 and len(fig.data) == 6
-    assert len(commfigures.model_figure(16, relative=True).data) == len(m.ALGORITHMS)
+    assert len(commfigures.model_figure(16, relative=True).data) == len(comm.ALGORITHMS)
     assert len(commfigures.trees_figure(6).data) > 4 and len(commfigures.ring_figure(3).data) == 2

@@ -47,11 +47,6 @@ def test_jain_and_bad_input():
         cg.Config(xon_bytes=10, xoff_bytes=5)
 
 
-def test_figure_has_a_trace_per_mode_and_panel(runs):
-    _, series = runs
-    assert len(cg.figure(series).data) == 3 * 4
-
-
 def test_cnps_to_reach():
     assert cg.cnps_to_reach(100.0, 12.5) == 3 and cg.cnps_to_reach(100.0, 100.0) == 0
     with pytest.raises(ValueError):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.network import ibdiag, ibparse
+from helpers.network import ibdiag, ibinventory, ibparse
 
 REAL = Path(__file__).parents[1] / "data" / "real"
 
@@ -55,7 +55,7 @@ def test_ibpanic_partial_output_is_kept_and_reported():
 
 def test_hdr_fabric_expects_hdr_without_inventory():
     s = snap("ibstat", "lustreperfmon-27-hdr-one-disabled.txt")
-    inv = ibdiag.infer_inventory(s)
+    inv = ibinventory.infer_inventory(s)
     assert inv.rate_Gbps == 200                                     # from the fabric's own Active port
     fs = ibdiag.diagnose(s)
     assert "low_bandwidth" not in {f.fault for f in fs}             # HDR is not "low" on an HDR fabric

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.formulas import comm
 from helpers.network import commmodel, nccltests
 
 REAL = Path(__file__).parents[1] / "data" / "real" / "nccl-tests"
@@ -62,7 +63,7 @@ def test_old_format_without_redop_or_root():
     assert all(x.wrong is None for x in L.rows)       # an "error" column (0e+00), not #wrong
     # busbw == algbw in every row: all_reduce's factor 2(n-1)/n is 1 for n = 2 (the thread ran -g 2)
     assert all(x.busbw_GBps == x.algbw_GBps for x in L.rows)
-    assert nccltests.bus_factor("all_reduce", 2) == 1.0
+    assert comm.busbw_factor("all_reduce", 2) == 1.0
 
 
 def test_header_printed_twice_means_separate_runs():
@@ -80,12 +81,11 @@ def test_reduce_scatter_zero_size_rows_and_cut_rows():
     assert [r.placement for r in cut.rows] == ["out-of-place"]
 
 
-def test_factor_table_matches_performance_md():
-    assert nccltests.bus_factor("all_reduce", 8) == pytest.approx(1.75)
-    assert nccltests.bus_factor("all_gather", 8) == pytest.approx(0.875)
-    assert nccltests.bus_factor("broadcast", 8) == 1.0
-    with pytest.raises(ValueError, match="known collectives"):
-        nccltests.bus_factor("allreduce", 8)
+def test_every_op_the_reader_knows_has_a_factor():
+    """The reader checks rows with helpers.formulas.comm.busbw_factor (its PERFORMANCE.md table is tested in
+    tests/formulas/test_comm.py): every op nccl-tests names must be in it."""
+    assert [comm.busbw_factor(op, 8) for op in nccltests.OPS] == pytest.approx(
+        [1.75, 0.875, 0.875, 0.875, 1.0, 1.0, 1.0, 0.875, 0.875, 1.0])
 
 
 def test_fit_agrees_with_commmodel():

@@ -24,7 +24,7 @@ def test_schedule_computes_the_sum(p):
 
 
 def test_ring_equals_all_reduce_on_2_3_4_ranks():
-    res = launch.spawn(ra.check_worker, 4, (2, 3, None), (1, 5, 1000), ("int64", "float32"), timeout_s=180)
+    res = launch.run(ra.check_worker, 4, (2, 3, None), (1, 5, 1000), ("int64", "float32"), timeout_s=180)
     recs = res.results[0]
     assert {r["world_size"] for r in recs} == {2, 3, 4}
     for r in recs:

@@ -1,4 +1,4 @@
-"""Real single-node Slurm (helpers.ops.slurm), sacct parsing on real outputs, and the simulator against Slurm."""
+"""Real single-node Slurm (helpers.ops.slurm) and the simulator against Slurm (sacct parsing: test_slurmtext)."""
 import os
 import subprocess
 from pathlib import Path
@@ -7,49 +7,12 @@ import pytest
 
 from helpers.ops import schedsim, slurm
 
-REAL = Path(__file__).parents[1] / "data" / "real" / "sacct"
 HAVE, WHY = slurm.available()
 
 
 def alive(*names: str) -> list[str]:
     out = subprocess.run(["ps", "-eo", "stat=,comm="], capture_output=True, text=True).stdout
     return [ln for ln in out.splitlines() if ln.split()[-1] in names and not ln.strip().startswith("Z")]
-
-
-def test_parsable2():
-    df = slurm.parse_sacct((REAL / "cluster-utils-87-parsable2.txt").read_text())
-    assert len(df) == 16
-    alloc = df[~df.is_step]
-    assert (alloc.State == "COMPLETED").all() and len(alloc) == 4
-    steps0 = df[df.JobID.str.endswith(".0")]
-    assert (steps0.State == "CANCELLED").all() and (steps0.signal == 10).all()
-
-
-def test_fixed_width_with_blank_cells():
-    df = slurm.parse_sacct((REAL / "soperator-321-fixed-width.txt").read_text())
-    assert len(df) == 7 and list(df.columns[:3]) == ["JobID", "JobName", "AllocCPUS"]
-    assert df.loc[df.JobID == "20", "MaxRSS"].item() == ""
-    assert set(df.loc[df.JobID.isin(["20", "21"]), "State"]) == {"FAILED"}
-    assert df.loc[df.JobID == "22", "State"].item() == "COMPLETED"
-
-
-def test_array_job_exit_codes():
-    df = slurm.parse_sacct((REAL / "slurm-minus-9-array.txt").read_text())
-    assert list(df.exit_code) == [1, 1] and list(df.State) == ["FAILED", "FAILED"]
-
-
-def test_bad_sacct_text():
-    with pytest.raises(ValueError):
-        slurm.parse_sacct("")
-    with pytest.raises(ValueError, match="dashes"):
-        slurm.parse_sacct("JobID State\n1 COMPLETED\n")
-
-
-def test_gres_lines():
-    text = slurm.gres_lines("gpu01", 8)
-    assert "Gres=gpu:h200:8" in text and "File=/dev/nvidia[0-7]" in text
-    with pytest.raises(ValueError):
-        slurm.gres_lines("gpu01", 0)
 
 
 @pytest.mark.skipif(not HAVE, reason=WHY)

@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.storage import augment, dataload
+from helpers.storage import augment, dataformats
 
 
 @pytest.fixture(scope="module")
 def data():
-    return dataload.synth_images(96, (3, 12, 12), seed=1)
+    return dataformats.synth_images(96, (3, 12, 12), seed=1)
 
 
 def test_params_are_per_sample_and_seeded():

@@ -1,38 +1,18 @@
-"""helpers.storage.dataload and helpers.storage.prefetch: formats agree, cache fills, loader records, CPU skip (chapter 11)."""
-import numpy as np
+"""helpers.storage.dataload and helpers.storage.prefetch: cache fills, loader records, read cost, CPU skip (chapter 11)."""
 import pytest
 import torch
 
-from helpers.storage import dataload, prefetch
+from helpers.storage import dataformats, dataload, prefetch
 
 
 @pytest.fixture(scope="module")
 def ds(tmp_path_factory):
-    with dataload.dataset_dir(tmp_path_factory.mktemp("dl"), n_samples=48, shape=(3, 16, 16)) as info:
+    with dataformats.dataset_dir(tmp_path_factory.mktemp("dl"), n_samples=48, shape=(3, 16, 16)) as info:
         yield info
 
 
-def test_synth_images_seeded():
-    a, la = dataload.synth_images(4, (3, 8, 8), seed=1)
-    b, lb = dataload.synth_images(4, (3, 8, 8), seed=1)
-    assert a.dtype == np.uint8 and a.shape == (4, 3, 8, 8) and (a == b).all() and (la == lb).all()
-    with pytest.raises(ValueError, match="n_samples=0"):
-        dataload.synth_images(0)
-
-
-def test_formats_return_the_same_samples(ds):
-    sets = [dataload.make(f, ds["root"]) for f in dataload.FORMATS]
-    for i in (0, 17, 47):
-        xs = [s[i] for s in sets]
-        assert all(torch.equal(xs[0][0], x[0]) and xs[0][1] == x[1] for x in xs)
-    assert xs[0][0].dtype == torch.float32 and 0 <= float(xs[0][0].min()) and float(xs[0][0].max()) <= 1
-    assert ds["zshard_bytes"] < ds["raw_bytes"] and ds["files_bytes"] > ds["raw_bytes"]
-    with pytest.raises(ValueError, match="'tfrecord'"):
-        dataload.make("tfrecord", ds["root"])
-
-
 def test_loader_records_and_shared_cache(ds):
-    cache = dataload.SharedCache(dataload.make("zshard", ds["root"]))
+    cache = dataformats.SharedCache(dataformats.make("zshard", ds["root"]))
     recs = dataload.measure(cache, fmt="zshard", batch_size=16, num_workers=1, epochs=2)
     assert [r.epoch for r in recs] == [1, 2] and all(r.samples == 48 for r in recs)
     assert cache.hit_fraction == 1.0                      # filled by the worker process, seen by the parent

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.storage import fio, iobench
+from helpers.storage import fio, iofile
 
 SAMPLE = Path(__file__).parents[1] / "data" / "fio-3.33-randread-psync.json"
 
@@ -39,8 +39,8 @@ def test_available_gives_a_reason():
 
 @pytest.mark.skipif(not fio.available()[0], reason="fio not installed")
 def test_live_comparison_on_the_same_file(tmp_path):
-    with iobench.workfile(tmp_path, 8 * 2**20) as f:
-        ok, _ = iobench.direct_supported(f)
+    with iofile.workfile(tmp_path, 8 * 2**20) as f:
+        ok, _ = iofile.direct_supported(f)
         comps, raw = fio.compare(f, fio.CASES[:2], runtime_s=0.2, direct_ok=ok)
     assert list(tmp_path.iterdir()) == []
     assert [c.metric for c in comps] == ["bw_MBps", "iops"]

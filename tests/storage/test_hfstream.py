@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from helpers.storage import dataload, hfstream
+from helpers.storage import dataformats, hfstream
 
 pytest.importorskip("datasets", reason="Hugging Face datasets not installed (pip install datasets==5.2.0)")
 
@@ -10,7 +10,7 @@ pytest.importorskip("datasets", reason="Hugging Face datasets not installed (pip
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory):
     d = tmp_path_factory.mktemp("hf")
-    imgs, labels = dataload.synth_images(200, (3, 8, 8), seed=0)
+    imgs, labels = dataformats.synth_images(200, (3, 8, 8), seed=0)
     return hfstream.write_shards(d, imgs, labels, n_shards=4, fmt="arrow"), imgs, labels
 
 
@@ -64,14 +64,14 @@ def test_resume_without_shuffle_is_exact(shards):
 
 
 def test_throughput_same_samples(shards, tmp_path):
-    info = dataload.write_formats(tmp_path, n_samples=200, shape=(3, 8, 8))
+    info = dataformats.write_formats(tmp_path, n_samples=200, shape=(3, 8, 8))
     recs = hfstream.throughput({"arrow": shards[0]}, info["root"], batch_size=32, repeats=1)
     assert [r.samples for r in recs] == [200, 200] and all(r.samples_per_s > 0 for r in recs)
     assert recs[0].loader == "hf streaming (arrow)"
 
 
 def test_bad_input(tmp_path):
-    imgs, labels = dataload.synth_images(4, (1, 2, 2))
+    imgs, labels = dataformats.synth_images(4, (1, 2, 2))
     with pytest.raises(ValueError, match="n_shards"):
         hfstream.write_shards(tmp_path, imgs, labels, n_shards=5)
     with pytest.raises(ValueError, match="not found"):

@@ -1,4 +1,4 @@
-"""helpers.storage.iobench: refusals, invariants, cleanup on success, error, SIGINT and SIGTERM (chapter 04)."""
+"""helpers.storage.iobench: CLI refusals, invariants, cleanup on success, SIGINT and SIGTERM (chapter 04)."""
 import json
 import os
 import signal
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.storage import iobench
+from helpers.storage import iobench, iofile
+from tests.storage.test_iofile import read_only_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,31 +28,9 @@ def test_parse_size():
         iobench.parse_size("12 parsecs")
 
 
-def _read_only_dir(tmp_path):
-    if os.geteuid() == 0:
-        return Path("/sys")          # root ignores mode bits; sysfs refuses new files even to root
-    d = tmp_path / "ro"
-    d.mkdir()
-    d.chmod(0o500)
-    return d
-
-
-def test_refusals_name_the_value_and_the_fix(tmp_path):
-    with pytest.raises(iobench.IOBenchError, match="does not exist"):
-        iobench.check_dir(tmp_path / "missing", 2**20)
-    (tmp_path / "f").write_text("x")
-    with pytest.raises(iobench.IOBenchError, match="not a directory"):
-        iobench.check_dir(tmp_path / "f", 2**20)
-    with pytest.raises(iobench.IOBenchError, match="not writable"):
-        iobench.check_dir(_read_only_dir(tmp_path), 2**20)
-    with pytest.raises(iobench.IOBenchError, match="smaller --size"):
-        iobench.check_dir(tmp_path, 2**60)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
-
-
 @pytest.mark.parametrize("where", ["missing", "readonly"])
 def test_cli_refuses_with_one_line_and_nonzero_exit(tmp_path, where):
-    path = tmp_path / "missing" if where == "missing" else _read_only_dir(tmp_path)
+    path = tmp_path / "missing" if where == "missing" else read_only_dir(tmp_path)
     p = _cli("--path", str(path), "--size", "8MiB")
     out, err = p.communicate(timeout=60)
     assert p.returncode != 0 and out == ""
@@ -60,7 +39,7 @@ def test_cli_refuses_with_one_line_and_nonzero_exit(tmp_path, where):
 
 
 def test_run_invariants_and_cleanup(tmp_path):
-    with iobench.workfile(tmp_path, 4 * 2**20) as f:
+    with iofile.workfile(tmp_path, 4 * 2**20) as f:
         assert f.stat().st_size == 4 * 2**20
         recs = [iobench.run(f, "seq_read", 2**20, cache="cold", runtime_s=1),
                 iobench.run(f, "rand_read", 4096, threads=2, cache="warm", runtime_s=0.2),
@@ -74,27 +53,13 @@ def test_run_invariants_and_cleanup(tmp_path):
 
 
 def test_bad_arguments(tmp_path):
-    with iobench.workfile(tmp_path, 2**20) as f:
+    with iofile.workfile(tmp_path, 2**20) as f:
         with pytest.raises(ValueError, match="pattern"):
             iobench.run(f, "sideways_read")
         with pytest.raises(ValueError, match="multiple of 512"):
             iobench.run(f, "seq_read", 1000)
         with pytest.raises(ValueError, match="threads=9"):
             iobench.run(f, "seq_read", 2**20 // 8, threads=9)
-
-
-def test_workfile_removed_on_error(tmp_path):
-    with pytest.raises(RuntimeError, match="planted"):
-        with iobench.workfile(tmp_path, 2**20):
-            assert len(list(tmp_path.iterdir())) == 1
-            raise RuntimeError("planted")
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_direct_supported_answers(tmp_path):
-    with iobench.workfile(tmp_path, 2**20) as f:
-        ok, why = iobench.direct_supported(f)
-    assert isinstance(ok, bool) and why
 
 
 def test_cli_json_and_no_file_left(tmp_path):

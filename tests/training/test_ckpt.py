@@ -49,8 +49,8 @@ def test_save_is_atomic(tmp_path):
 
 def test_dcp_saved_on_4_ranks_loads_on_2(tmp_path):
     path = str(tmp_path / "dcp")
-    saved = launch.spawn(ckpt.dcp_save, 4, path, timeout_s=180)
-    loaded = launch.spawn(ckpt.dcp_load, 2, path, timeout_s=180)
+    saved = launch.run(ckpt.dcp_save, 4, path, timeout_s=180)
+    loaded = launch.run(ckpt.dcp_load, 2, path, timeout_s=180)
     a, b = saved.results[0]["full"], loaded.results[0]["full"]
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     assert sum(r["local_params"] for r in saved.results) == sum(r["local_params"] for r in loaded.results)

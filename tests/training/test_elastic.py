@@ -1,18 +1,16 @@
-"""Chapter 14: Young/Daly against the failure simulator; a torchrun job with a killed rank resumes exactly."""
+"""Chapter 14: Young/Daly (helpers.formulas.checkpointing) against the failure simulator; a torchrun job with a
+killed rank resumes exactly."""
 import math
 
 import pytest
 
+from helpers.formulas import checkpointing
 from helpers.training.resilience import elastic
 
 
-def test_young_and_daly_formulas():
-    assert elastic.young(50, 10000) == pytest.approx(math.sqrt(2 * 50 * 10000))
-    # Daly ≈ Young − δ for δ ≪ M, and Daly returns M once δ ≥ 2M
-    assert elastic.daly(1, 1e6) == pytest.approx(elastic.young(1, 1e6) - 1, rel=1e-3)
-    assert elastic.daly(300, 100) == 100
-    with pytest.raises(ValueError, match="delta_s"):
-        elastic.young(0, 10)
+def test_sweep_is_centred_on_young():
+    res = elastic.sweep(60.0, 3600.0, 10 * 3600.0, points=5, runs=3)
+    assert res[2].interval_s == pytest.approx(checkpointing.young(60.0, 3600.0))
 
 
 def test_cluster_mtbf():
@@ -28,7 +26,7 @@ def test_simulator_optimum_is_near_daly():
     d, M = 60.0, 3600.0
     res = elastic.sweep(d, M, 20 * M, restart_s=0, points=31, runs=400)
     best = min(res, key=lambda r: r.wall_s)
-    assert 0.5 < best.interval_s / elastic.daly(d, M) < 2.0
+    assert 0.5 < best.interval_s / checkpointing.daly(d, M) < 2.0
     # waste at the optimum ≈ √(2δ/M) to first order
     assert best.waste_frac == pytest.approx(math.sqrt(2 * d / M), rel=0.35)
 

@@ -3,13 +3,14 @@ import pytest
 import torch
 
 from helpers.core import launch
+from helpers.formulas import flops
 from helpers.training.models import attention
 from helpers.training.parallel import context_parallel, moe
 from helpers.training.profiling import gpt_mfu
 
 
 def test_flops_per_token():
-    f = gpt_mfu.flops_per_token(1000, 2, 16, 8)
+    f = flops.flops_per_token(1000, 2, 16, 8)              # what gpt_mfu.run counts per token
     assert f == {"dense_flops": 6000, "attention_flops": 12 * 2 * 16 * 8, "total_flops": 6000 + 3072}
 
 
@@ -50,7 +51,7 @@ def test_moe_balance_loss_and_validation():
 
 
 def test_ring_attention_and_expert_parallel_equal_single_process():
-    res = launch.spawn(context_parallel.cp_and_ep, 2, timeout_s=180).results
+    res = launch.run(context_parallel.cp_and_ep, 2, timeout_s=180).results
     # idle: <= 4.8e-7 on every run; on a loaded 2-core machine ~1 run in 25 gave one rank 2.5e-5 or 8.9e-5, even
     # against the same folds run sequentially in that rank (cause not found). A wrong fold errs by ~1 (2.8 with a
     # chunk dropped, 1.1 with the own chunk unmasked).

@@ -38,13 +38,6 @@ def test_megatron_1t_shape_and_memory():
     assert full.total_bytes < 80e9 < none.total_bytes
 
 
-def test_figure_has_slider_and_dropdown():
-    m = memory.ModelShape(n_layers=32, hidden=4096, n_heads=32)
-    fig = memory.figure(m, 80, dps=(1, 8))
-    assert len(fig.layout.sliders[0].steps) == 2 and len(fig.layout.updatemenus[0].buttons) == 3
-    assert len(fig.data) == 12
-
-
 def test_bad_input():
     with pytest.raises(ValueError, match="zero_stage"):
         memory.model_states(1e9, 4, 8)

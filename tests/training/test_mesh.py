@@ -19,3 +19,22 @@ def test_2d_mesh_groups_and_allreduces():
 def test_bad_mesh_is_refused():
     with pytest.raises(ValueError, match="at least 1"):
         mesh.run(dp=0, tp=2)
+
+
+def test_cli_under_torchrun():
+    """`torchrun --nproc-per-node 2 -m helpers mesh --dp 1 --tp 2`: each process is one rank; rank 0 prints."""
+    import json
+
+    from helpers.core import launch
+
+    res = launch.torchrun("helpers", ["mesh", "--dp", "1", "--tp", "2", "--json"], nproc=2, timeout_s=180)
+    recs = json.loads(res.stdout)["records"]
+    assert [r["rank"] for r in recs] == [0, 1] and all(r["tp_group"] == [0, 1] for r in recs)
+    assert all(r["tp_allreduce"] == r["tp_expected"] == 1.0 for r in recs)
+
+
+def test_launcher_size_must_match_the_mesh(monkeypatch):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ValueError, match="nproc_per_node=4"):
+        mesh.run(dp=2, tp=2)

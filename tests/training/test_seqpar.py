@@ -29,3 +29,15 @@ def test_bad_split_is_named():
         seqpar.run(world_size=3, seq=8, d_model=16)
     with pytest.raises(ValueError, match="dropout"):
         seqpar.run(world_size=2, p_drop=1.0)
+
+
+def test_cli_under_torchrun():
+    """`torchrun --nproc-per-node 2 -m helpers seqpar`: each process is one rank; rank 0 alone prints the record."""
+    import json
+
+    from helpers.core import launch
+
+    res = launch.torchrun("helpers", ["seqpar", "--json"], nproc=2, timeout_s=180)
+    recs = json.loads(res.stdout)["records"]
+    assert {(r["variant"], r["rank"]) for r in recs} == {(v, r) for v in ("reference", "tp", "tp+sp") for r in (0, 1)}
+    assert all(max(r["max_err_out"], r["max_err_grad_x"], r["max_err_grad_params"]) < 1e-5 for r in recs)

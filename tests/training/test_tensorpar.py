@@ -18,8 +18,3 @@ def test_column_row_split_matches_single_device():
 def test_bad_split_is_named():
     with pytest.raises(ValueError, match="split"):
         tensorpar.run(3, d_model=32)
-
-
-def test_split_figure():
-    fig = tensorpar.split_figure(4, d_model=8)
-    assert len(fig.data) == 2 and fig.data[0].z.shape == (8, 32) and fig.data[0].z.max() == 3

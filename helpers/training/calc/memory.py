@@ -151,20 +151,7 @@ def activation_terms(seq_len: int, micro_batch: int, hidden: int, n_heads: int) 
     return [{"part": p, "tensor": t, "bytes": n} for p, t, n in rows]
 
 
-def zero_figure(n_params: float = 7.5e9, dp: int = 64, precision: str = "mixed-adam"):
-    """ZeRO's Figure 1 as numbers: per-GPU weights, gradients and optimizer state for stages 0-3."""
-    from helpers.core import plotting
-
-    st = [model_states(n_params, z, dp, precision) for z in range(4)]
-    fig = plotting.figure(title=f"Model states per GPU: Ψ = {n_params / 1e9:g}B, N_d = {dp}, {precision}",
-                          xaxis_title="ZeRO stage", yaxis_title="memory per GPU (GB)", barmode="stack")
-    for i, comp in enumerate(("weights", "grads", "optimizer")):
-        fig.add_bar(x=["0 (DDP)", "1 (P_os)", "2 (P_os+g)", "3 (P_os+g+p)"],
-                    y=[getattr(s, f"{comp}_bytes") / 1e9 for s in st], name=comp, marker_color=plotting.COLORS[i])
-    return fig
-
-
-# ------------------------------------------------------------------ the calculator, as a table and a figure
+# ------------------------------------------------------------------ the calculator, as a table and a widget
 
 COMPONENTS = ("weights", "grads", "optimizer", "activations")
 
@@ -182,42 +169,9 @@ def sweep(model: ModelShape, dps=(1, 8, 64), zero_stages=(0, 1, 2, 3), recompute
     return rows
 
 
-def figure(model: ModelShape, gpu_memory_GB: float, dps=(1, 2, 4, 8, 16, 32, 64), title: str = "",
-           start_dp: int = 8, **kw):
-    """A static, self-contained calculator: stacked bars per ZeRO stage; a slider picks dp (starting at
-    ``start_dp``), a dropdown picks the recomputation. Works in the static book (no kernel needed)."""
-    from helpers.core import plotting
-
-    rows = sweep(model, dps=dps, **kw)
-    stages = sorted({r["zero_stage"] for r in rows})
-    x = [f"ZeRO-{z}" for z in stages]
-
-    def ys(dp, rec, comp):
-        return [next(r[f"{comp}_GB"] for r in rows if r["dp"] == dp and r["zero_stage"] == z
-                     and r["recompute"] == rec) for z in stages]
-
-    fig = plotting.figure(title=title or f"Memory per GPU, {model.n_params / 1e9:.1f}B parameters",
-                          xaxis_title="ZeRO stage", yaxis_title="memory per GPU (GB)", barmode="stack")
-    traces = [(rec, comp) for rec in RECOMPUTE for comp in COMPONENTS]
-    start = dps.index(start_dp) if start_dp in dps else 0
-    for rec, comp in traces:
-        fig.add_bar(x=x, y=ys(dps[start], rec, comp), name=comp, legendgroup=comp, visible=rec == "none",
-                    marker_color=plotting.COLORS[COMPONENTS.index(comp)], showlegend=True)
-    fig.add_hline(y=gpu_memory_GB, line_dash="dash", line_color=plotting.SPEC,
-                  annotation_text=f"GPU memory {gpu_memory_GB:g} GB")
-    fig.update_layout(
-        sliders=[dict(active=start, currentvalue=dict(prefix="data-parallel size dp = "), pad=dict(t=40),
-                      steps=[dict(label=str(dp), method="restyle",
-                                  args=[{"y": [ys(dp, rec, comp) for rec, comp in traces]}]) for dp in dps])],
-        updatemenus=[dict(type="dropdown", x=1.02, xanchor="left", y=0.45, yanchor="top", active=0,
-                          buttons=[dict(label=f"recompute: {rec}", method="restyle",
-                                        args=[{"visible": [r == rec for r, _ in traces]}]) for rec in RECOMPUTE])],
-        height=520)
-    return fig
-
-
 def widget(model: ModelShape, gpu_memory_GB: float):
-    """The same calculator as live ipywidgets controls (needs a running kernel; the book shows ``figure``).
+    """The same calculator as live ipywidgets controls (needs a running kernel; the book shows
+    ``helpers.figures.training.memory_figure``).
     The result is an HTML widget updated in place (no ``Output`` widget: it renders the same in every front end)."""
     import ipywidgets as w  # optional: only a live Jupyter session can use widgets
 

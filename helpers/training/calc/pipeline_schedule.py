@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from helpers.training.calc import perfmodel
+
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
 
@@ -141,29 +143,9 @@ def simulate(p: int, m: int, kind: str = "1f1b", v: int = 1, t_fwd_s: float = 1.
             held += 1 if e.kind == "F" else -1
             peak = max(peak, held)
         in_flight = max(in_flight, peak)
-    formula = (p - 1) / (v * m)
+    formula = perfmodel.pipeline_bubble(p, m, v)
     return Simulation(kind, p, m, v, makespan, ideal, (makespan - ideal) / ideal, formula, in_flight / v,
                       tuple(events))
-
-
-def timeline_figure(events, title: str = "", time_unit: str = "time (units of one forward)"):
-    """A Gantt chart: one row per device, forward and backward boxes labelled with their micro-batch."""
-    from helpers.core import plotting
-
-    fig = plotting.figure(title=title, xaxis_title=time_unit, yaxis_title="device (pipeline stage)",
-                          barmode="overlay")
-    devices = sorted({e.device for e in events})
-    for kind, name, color in (("F", "forward", plotting.COLORS[0]), ("B", "backward", plotting.COLORS[1])):
-        ev = [e for e in events if e.kind == kind]
-        fig.add_bar(y=[f"device {e.device}" for e in ev], x=[e.end_s - e.start_s for e in ev],
-                    base=[e.start_s for e in ev], orientation="h", name=name, marker_color=color,
-                    marker_line_color="white", marker_line_width=1,
-                    marker_opacity=[1.0 - 0.35 * e.chunk / max(1, max(x.chunk for x in events)) for e in ev],
-                    text=[str(e.mb) for e in ev], textposition="inside", insidetextanchor="middle",
-                    hovertemplate="micro-batch %{text}<br>start %{base}<extra>" + name + "</extra>")
-    fig.update_yaxes(categoryorder="array", categoryarray=[f"device {d}" for d in reversed(devices)])
-    fig.update_layout(height=120 + 45 * len(devices), bargap=0.15)
-    return fig
 
 
 def records(sims) -> list[dict]:

@@ -8,9 +8,10 @@ argued with; its published pieces come from ``helpers.training.calc.perfmodel`` 
 * compute   hardware FLOPs per step / (N · peak · gemm_efficiency). FLOPs per step are Narayanan et al.'s
             eq. 3 (``perfmodel.megatron_flops_per_iteration``: 72·B·s·L·h²·(1 + s/6h + V/12Lh) without
             recomputation, 96·…·(1 + s/6h + V/16Lh) with full recomputation); selective recomputation re-does
-            only QKᵀ and attention·V, adding 4·B·s²·h·L;
+            only QKᵀ and attention·V, adding 4·B·s²·h·L (``formulas.flops.attention_flops``);
 * tensor    per micro-batch and layer, 4 all-reduces (6 with full recomputation) of b·s·h 16-bit values over
-            the tp group, ring cost 2(t−1)/t · bytes / bandwidth — NVLink inside a node, the network across;
+            the tp group, ring cost 2(t−1)/t · bytes / bandwidth (``formulas.comm.ring_bw_s``) — NVLink inside
+            a node, the network across;
 * pipeline  each stage sends activations forward and gradients back, b·s·h·2/t bytes per micro-batch;
             the 1F1B bubble (``perfmodel.pipeline_bubble``) stretches every per-micro-batch cost by (1 + (p−1)/m);
 * data      a ring all-reduce of the stage's 16-bit gradients, 2(d−1)/d · 2Ψ/(tp·pp) bytes over the network
@@ -29,6 +30,7 @@ import sys
 from dataclasses import dataclass
 
 from helpers.core import cli, specs
+from helpers.formulas import comm, flops
 from helpers.training.calc import memory, perfmodel
 
 # Narayanan et al. 2021 (arXiv 2104.04473), Table 1, last row: a 1T-parameter GPT on 3072 A100-80GB,
@@ -81,7 +83,7 @@ class Plan:
     bubble_s: float
     step_time_s: float
     tflops_per_gpu: float               # hardware FLOP/s per GPU (recomputation included, as Megatron reports)
-    mfu: float                          # model FLOPs (no recomputation) / (N · peak · step time)
+    mfu: float                          # model FLOPs (no recomputation) / (N · peak · step time): flops.mfu
     stage_layers: tuple[int, ...] = ()  # layers per pipeline stage (uneven when pp does not divide them)
     note: str = ""
 
@@ -95,8 +97,8 @@ def flops_per_step(model: memory.ModelShape, global_batch: int, recompute: str =
     if recompute not in memory.RECOMPUTE:
         raise ValueError(f"recompute={recompute!r}: use one of {memory.RECOMPUTE}")
     B, s, L, h, V = global_batch, model.seq_len, model.n_layers, model.hidden, model.vocab
-    flops = perfmodel.megatron_flops_per_iteration(B, s, L, h, V, recompute=recompute == "full")
-    return flops + (4 * B * s * s * h * L if recompute == "selective" else 0.0)
+    hw = perfmodel.megatron_flops_per_iteration(B, s, L, h, V, recompute=recompute == "full")
+    return hw + (flops.attention_flops(B, s, h, L) if recompute == "selective" else 0.0)
 
 
 def stage_layers(n_layers: int, pp: int) -> tuple[int, ...]:
@@ -111,10 +113,6 @@ def stage_layers(n_layers: int, pp: int) -> tuple[int, ...]:
     for i in range(short):
         per[order[i % pp]] -= 1
     return tuple(per)
-
-
-def _ring_s(n: int, size_bytes: float, bw_GBps: float) -> float:
-    return 0.0 if n == 1 else 2 * (n - 1) / n * size_bytes / (bw_GBps * 1e9)
 
 
 def evaluate(model: memory.ModelShape, cluster: Cluster, global_batch: int, dp: int, tp: int, pp: int,
@@ -142,17 +140,17 @@ def evaluate(model: memory.ModelShape, cluster: Cluster, global_batch: int, dp: 
     sbh_bytes = 2 * micro_batch * model.seq_len * model.hidden
     tp_bw = cluster.nvlink_GBps if tp <= cluster.gpus_per_node else cluster.inter_node_GBps
     n_ar = 6 if recompute == "full" else 4
-    tp_comm = m * k * n_ar * _ring_s(tp, sbh_bytes, tp_bw)
+    tp_comm = m * k * n_ar * comm.ring_bw_s(sbh_bytes, tp, tp_bw)
     pp_bw = cluster.inter_node_GBps if tp * pp > cluster.gpus_per_node else cluster.nvlink_GBps
     pp_comm = 0.0 if pp == 1 else 2 * m * sbh_bytes / tp / (pp_bw * 1e9)
     bubble = (compute + tp_comm + pp_comm) * perfmodel.pipeline_bubble(pp, m)
     dp_bw = cluster.inter_node_GBps if cluster.n_gpus > cluster.gpus_per_node else cluster.nvlink_GBps
-    dp_comm = _ring_s(dp, 2 * model.n_params / (tp * pp), dp_bw) * (1.5 if zero_stage == 3 else 1.0)
+    dp_comm = comm.ring_bw_s(2 * model.n_params / (tp * pp), dp, dp_bw) * (1.5 if zero_stage == 3 else 1.0)
     step = compute + tp_comm + pp_comm + bubble + dp_comm
-    model_flops = flops_per_step(model, global_batch, "none")
+    tokens = global_batch * model.seq_len
+    mfu = flops.mfu(tokens / step, flops_per_step(model, global_batch, "none") / tokens, cluster.n_gpus, peak_tflops)
     return Plan(dp, tp, pp, zero_stage, recompute, micro_batch, m, mem.total_bytes / 1e9, mem.total_bytes <= usable,
-                compute, tp_comm, pp_comm, dp_comm, bubble, step, hw / cluster.n_gpus / step / 1e12,
-                model_flops / (cluster.n_gpus * peak * step), layers, note)
+                compute, tp_comm, pp_comm, dp_comm, bubble, step, hw / cluster.n_gpus / step / 1e12, mfu, layers, note)
 
 
 def _divisors(n: int) -> list[int]:

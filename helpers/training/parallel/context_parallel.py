@@ -7,7 +7,7 @@ previous one arrives (Liu et al. 2023, "Ring Attention with Blockwise Transforme
 sequence's K and V. Causal masking: a chunk from a later position is skipped, the rank's own chunk is masked
 triangularly.
 
-    launch.spawn(attention_ring.check, 4, 2, 4, 64, 16)     # 4 gloo ranks; True when it equals full attention
+    launch.run(context_parallel.check, 4, 2, 4, 64, 16)     # 4 gloo ranks; rows equal to full attention
 """
 from __future__ import annotations
 

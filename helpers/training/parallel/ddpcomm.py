@@ -205,22 +205,20 @@ def compression_worker(ctx, hooks=HOOKS, steps: int = 60, batch: int = 32, lr: f
 def bucket_sweep(world_size: int = 2, caps_mb=(0.25, 1.0, 4.0, 25.0), backend: str | None = None,
                  timeout_s: float = 180, **kw) -> list[dict]:
     from helpers.core import launch
-    from helpers.training.parallel import ddpcomm
 
-    return list(launch.spawn(ddpcomm.bucket_worker, world_size, tuple(caps_mb), *_kw(kw, "bucket"),
-                             backend=backend, timeout_s=timeout_s).results[0])
+    return list(launch.run(bucket_worker, world_size, tuple(caps_mb), *_kw(kw, "bucket"),
+                           backend=backend, timeout_s=timeout_s).results[0])
 
 
 def compression(world_size: int = 2, hooks=HOOKS, backend: str | None = None, timeout_s: float = 180,
                 **kw) -> list[dict]:
     from helpers.core import launch
-    from helpers.training.parallel import ddpcomm
 
     if "allreduce" not in hooks:
         raise ValueError(f"hooks={hooks}: include 'allreduce' (the baseline the others are compared with)")
     hooks = ("allreduce",) + tuple(h for h in hooks if h != "allreduce")
-    return list(launch.spawn(ddpcomm.compression_worker, world_size, hooks, *_kw(kw, "compression"),
-                             backend=backend, timeout_s=timeout_s).results[0])
+    return list(launch.run(compression_worker, world_size, hooks, *_kw(kw, "compression"),
+                           backend=backend, timeout_s=timeout_s).results[0])
 
 
 def labs_worker(ctx, caps_mb, hooks, bucket_kw: dict, compression_kw: dict):
@@ -231,14 +229,13 @@ def labs_worker(ctx, caps_mb, hooks, bucket_kw: dict, compression_kw: dict):
 
 def labs(world_size: int = 2, caps_mb=(0.25, 1.0, 4.0, 25.0), hooks=HOOKS, backend: str | None = None,
          timeout_s: float = 240, bucket_kw: dict | None = None, compression_kw: dict | None = None):
-    """(bucket_sweep records, compression records) from one spawn of ``world_size`` ranks."""
+    """(bucket_sweep records, compression records) from one start of ``world_size`` ranks (``launch.run``)."""
     from helpers.core import launch
-    from helpers.training.parallel import ddpcomm
 
     hooks = ("allreduce",) + tuple(h for h in hooks if h != "allreduce")
     _kw(bucket_kw or {}, "bucket"), _kw(compression_kw or {}, "compression")      # fail early on bad names
-    res = launch.spawn(ddpcomm.labs_worker, world_size, tuple(caps_mb), hooks, bucket_kw or {},
-                       compression_kw or {}, backend=backend, timeout_s=timeout_s)
+    res = launch.run(labs_worker, world_size, tuple(caps_mb), hooks, bucket_kw or {},
+                     compression_kw or {}, backend=backend, timeout_s=timeout_s)
     return tuple(list(x) for x in res.results[0])
 
 
@@ -256,24 +253,15 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m helpers ddpcomm", description=__doc__.split("\n")[0])
     ap.add_argument("mode", choices=["buckets", "compression"])
-    ap.add_argument("--world-size", type=cli.world_size, default=2)
-    ap.add_argument("--backend", choices=["nccl", "gloo"], default=None)
+    launch.add_args(ap, 2, timeout_s=180.0)
     ap.add_argument("--caps-mb", type=cli.bounded_float(0.0, 100_000.0, lo_open=True), nargs="+", default=[0.25, 1.0, 4.0, 25.0])
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    if launch.env_rank() is not None:
-        import torch.distributed as dist
-
-        ctx = launch.init_from_env(a.backend)
-        recs = bucket_worker(ctx, tuple(a.caps_mb)) if a.mode == "buckets" else compression_worker(ctx)
-        dist.destroy_process_group()
-        if ctx.rank:
-            return 0
-    elif a.mode == "buckets":
-        recs = bucket_sweep(a.world_size, a.caps_mb, a.backend)
+    if a.mode == "buckets":
+        recs = bucket_sweep(a.world_size, a.caps_mb, a.backend, a.timeout)
     else:
-        recs = compression(a.world_size, backend=a.backend)
-    results.emit(recs, f"ddp_{a.mode}", a)
+        recs = compression(a.world_size, backend=a.backend, timeout_s=a.timeout)
+    launch.emit(recs, f"ddp_{a.mode}", a)
     return 0
 
 

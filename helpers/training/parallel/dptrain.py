@@ -144,10 +144,12 @@ def train_modes(ctx: launch.RankContext, kinds: tuple[str, ...], modes: tuple[st
 
 def compare(kinds=("mlp",), world_size: int = 2, modes=("ddp", "fsdp-grad-op", "fsdp-full"), steps: int = 5,
             global_batch: int = 8, lr: float = 1e-2, seed: int = 0, timeout_s: float = 120) -> list[RankRun]:
-    """The single-process reference (run here) followed by every (kind, mode) on ``world_size`` ranks."""
+    """The single-process reference (run here) followed by every (kind, mode) on ``world_size`` ranks
+    (``launch.run``: spawned, or torchrun's — then the launcher's world size, and each rank runs the reference)."""
     bad = [m for m in modes if m not in MODES[1:]]
     if bad:
         raise ValueError(f"modes {bad}: distributed modes are {MODES[1:]}")
+    world_size = launch.world_size(world_size)
     if global_batch % world_size:
         raise ValueError(f"global_batch={global_batch} does not split evenly over {world_size} ranks: "
                          f"use a multiple of {world_size}")
@@ -156,10 +158,8 @@ def compare(kinds=("mlp",), world_size: int = 2, modes=("ddp", "fsdp-grad-op", "
     if backend == "nccl":       # run the reference on the same kind of device as the ranks
         ref_ctx = launch.RankContext(0, 1, 0, "none", "cuda:0")
     out = [train(ref_ctx, k, "single", steps, global_batch, lr, seed) for k in kinds]
-    from helpers.training.parallel import dptrain as _self  # by module name, so spawn works when run as __main__ too
-
-    res = launch.spawn(_self.train_modes, world_size, tuple(kinds), tuple(modes), steps, global_batch, lr, seed,
-                       timeout_s=timeout_s)
+    res = launch.run(train_modes, world_size, tuple(kinds), tuple(modes), steps, global_batch, lr, seed,
+                     timeout_s=timeout_s)
     return out + [r for per_rank in res.results for r in per_rank]
 
 
@@ -168,7 +168,7 @@ def max_loss_diff(runs: list[RankRun]) -> dict[tuple[str, str], float]:
     ref = {r.model: r.losses for r in runs if r.mode == "single"}
     diffs: dict[tuple[str, str], float] = {}
     for r in runs:
-        if r.model not in ref:               # e.g. under torchrun, where no reference ran
+        if r.model not in ref:               # e.g. runs of one rank, without the reference
             diffs[(r.model, r.mode)] = float("nan")
             continue
         d = max(abs(a - b) for a, b in zip(r.losses, ref[r.model]))
@@ -187,41 +187,20 @@ def records(runs: list[RankRun]) -> list[dict]:
              "zero_formula_bytes": r.zero_formula_bytes, "losses": list(r.losses)} for r in runs]
 
 
-def _worker_main(a) -> int:
-    """Under torchrun/srun: this process is one rank; rank 0 prints the JSON records."""
-    import json
-
-    import torch.distributed as dist
-
-    ctx = launch.init_from_env()
-    runs = train_modes(ctx, tuple(a.model.split(",")), tuple(a.modes.split(",")), a.steps, a.global_batch,
-                       a.lr, a.seed)
-    if ctx.rank == 0:
-        sys.stdout.write(json.dumps([records([r])[0] for r in runs]) + "\n")
-    dist.destroy_process_group()
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers dptrain", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="mlp,gpt", help="comma-separated kinds from %s" % (tiny.KINDS,))
-    ap.add_argument("--world-size", type=cli.csv_of(cli.world_size), default="2", help="comma-separated rank counts to spawn, e.g. 1,2")
+    launch.add_args(ap, 2, many=True, backend=False, timeout_s=180.0)
     ap.add_argument("--modes", default="ddp,fsdp-grad-op,fsdp-full")
-    ap.add_argument("--steps", type=cli.bounded_int(1, 100_000), default=5)
-    ap.add_argument("--global-batch", type=cli.bounded_int(1, 1_000_000), default=8)
-    ap.add_argument("--lr", type=cli.bounded_float(0.0, 100.0, lo_open=True), default=1e-2)
-    ap.add_argument("--seed", type=cli.bounded_int(0, 2**32 - 1), default=0)
-    ap.add_argument("--timeout", type=cli.timeout_s, default=180)
+    cli.add_training_args(ap, steps=5, max_steps=100_000)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    if launch.env_rank() is not None:
-        return _worker_main(a)
     rows = []
-    for ws in a.world_size:
+    for ws in launch.world_sizes(a.world_size):     # under torchrun/srun: the launcher's size, once
         rows += records(compare(tuple(a.model.split(",")), ws, tuple(a.modes.split(",")), a.steps,
                                 a.global_batch, a.lr, a.seed, a.timeout))
-    results.emit(rows, "dptrain", a, columns=["model", "mode", "rank", "world_size", "backend", "max_loss_diff",
-                                              "measured_bytes", "zero_formula_bytes"])
+    launch.emit(rows, "dptrain", a, columns=["model", "mode", "rank", "world_size", "backend", "max_loss_diff",
+                                             "measured_bytes", "zero_formula_bytes"])
     return 0
 
 

@@ -232,18 +232,17 @@ def train_stages(ctx: launch.RankContext, stages: tuple[int, ...], steps: int, g
 
 def compare(stages=STAGES, world_size: int = 2, steps: int = 3, global_batch: int = 8, lr: float = 1e-2,
             seed: int = 0, timeout_s: float = 120, zero_overrides: dict | None = None) -> list[ZeroRankRun]:
-    """Run ``stages`` on ``world_size`` spawned ranks; every rank's record, stage by stage."""
+    """Run ``stages`` on ``world_size`` ranks (``launch.run``: spawned, or torchrun's); every rank's record."""
     bad = [s for s in stages if s not in STAGES]
     if bad or not stages:
         raise ValueError(f"stages {list(stages)}: choose among {STAGES}")
+    world_size = launch.world_size(world_size)
     for s in stages:
         ds_config(s, world_size, global_batch, zero_overrides=zero_overrides)   # bad input: refused here
     if importlib.util.find_spec("deepspeed") is None:   # found, not imported: its import logs to stdout
         raise RuntimeError("deepspeed is not installed: pip install deepspeed==0.19.8 (no CUDA toolchain needed)")
-    from helpers.training.parallel import dszero as _self  # by module name, so spawn works when run as __main__ too
-
-    res = launch.spawn(_self.train_stages, world_size, tuple(stages), steps, global_batch, lr, seed,
-                       dict(zero_overrides or {}), timeout_s=timeout_s)
+    res = launch.run(train_stages, world_size, tuple(stages), steps, global_batch, lr, seed,
+                     dict(zero_overrides or {}), timeout_s=timeout_s)
     return [r for per_rank in res.results for r in per_rank]
 
 
@@ -268,32 +267,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers dszero", description=__doc__.split("\n")[0])
     ap.add_argument("--stages", type=cli.csv_of(cli.bounded_int(0, 3)), default="0,1,2,3",
                     help="comma-separated ZeRO stages, e.g. 0,1,2,3")
-    ap.add_argument("--world-size", type=cli.csv_of(cli.world_size), default="2",
-                    help="comma-separated rank counts to spawn, e.g. 1,2 (ignored under torchrun)")
-    ap.add_argument("--steps", type=cli.bounded_int(1, 1000), default=3)
-    ap.add_argument("--global-batch", type=cli.bounded_int(1, 1_000_000), default=8)
-    ap.add_argument("--lr", type=cli.bounded_float(0.0, 100.0, lo_open=True), default=1e-2)
-    ap.add_argument("--seed", type=cli.bounded_int(0, 2**32 - 1), default=0)
-    ap.add_argument("--timeout", type=cli.timeout_s, default=180)
+    launch.add_args(ap, 2, many=True, backend=False, timeout_s=180.0)
+    cli.add_training_args(ap, steps=3, max_steps=1000)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    if launch.env_rank() is not None:           # under torchrun/srun: this process is one rank
-        import json
-
-        import torch.distributed as dist
-
-        ctx = launch.init_from_env(timeout_s=a.timeout)
-        runs = train_stages(ctx, tuple(a.stages), a.steps, a.global_batch, a.lr, a.seed)
-        if ctx.rank == 0:
-            sys.stdout.write(json.dumps(records(runs)) + "\n")
-        dist.destroy_process_group()
-        return 0
     rows = []
-    for ws in a.world_size:      # one spawn per world size; the loss gap is taken within each
+    for ws in launch.world_sizes(a.world_size):   # one start per world size; the loss gap is taken within each
         rows += records(compare(tuple(a.stages), ws, a.steps, a.global_batch, a.lr, a.seed, a.timeout))
-    results.emit(rows, "dszero", a, columns=["world_size", "stage", "rank", "backend", "measured_bytes",
-                                                      "zero_formula_bytes", "zero_formula_master_bytes",
-                                                      "peak_total_bytes", "max_loss_diff_vs_stage0"])
+    launch.emit(rows, "dszero", a, columns=["world_size", "stage", "rank", "backend", "measured_bytes",
+                                            "zero_formula_bytes", "zero_formula_master_bytes",
+                                            "peak_total_bytes", "max_loss_diff_vs_stage0"])
     return 0
 
 

@@ -8,7 +8,8 @@ groups, and runs an all-reduce in each group. The expected sums follow from the 
 exact: an all-reduce of ``rank`` over the tp group gives the sum of that group's ranks, over the dp group the sum
 of the other one's. The same layout is computed without any process by ``planner.rank_grid`` and compared.
 
-    python -m helpers mesh --dp 2 --tp 2 --json
+    python -m helpers mesh --dp 2 --tp 2 --json                          # spawns dp·tp = 4 ranks (gloo on CPU)
+    torchrun --nproc_per_node=4 -m helpers mesh --dp 2 --tp 2 --json     # the same records under the real launcher
 """
 from __future__ import annotations
 
@@ -66,26 +67,29 @@ def mesh_worker(ctx: launch.RankContext, dp: int = 2, tp: int = 2) -> MeshRank:
                     sums["tp"], sums["dp"], float(sum(groups["tp"])), float(sum(groups["dp"])), dt_sum)
 
 
-def run(dp: int = 2, tp: int = 2, timeout_s: float = 60) -> list[MeshRank]:
-    """Spawn dp·tp ranks (gloo on CPU), build the mesh on each, return every rank's view of it."""
+def run(dp: int = 2, tp: int = 2, timeout_s: float = 60, backend: str | None = None) -> list[MeshRank]:
+    """dp·tp ranks (``launch.run``: spawned, gloo on CPU, or torchrun's) build the mesh; every rank's view of it."""
     if dp < 1 or tp < 1:
         raise ValueError(f"dp={dp}, tp={tp}: both mesh dimensions need at least 1 rank")
+    ws = launch.world_size(dp * tp)
+    if ws != dp * tp:
+        raise ValueError(f"the launcher started {ws} ranks but a {dp} × {tp} mesh needs dp·tp = {dp * tp}: "
+                         f"run torchrun --nproc_per_node={dp * tp}, or give --dp and --tp whose product is {ws}")
     if dp * tp > 16:
         raise ValueError(f"dp·tp = {dp * tp} ranks: this demo spawns processes on one machine; use ≤ 16")
-    from helpers.training.parallel import mesh as _self  # by module name, so spawn works when run as __main__ too
-
-    return list(launch.spawn(_self.mesh_worker, dp * tp, dp, tp, timeout_s=timeout_s).results)
+    return list(launch.run(mesh_worker, dp * tp, dp, tp, backend=backend, timeout_s=timeout_s).results)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers mesh", description=__doc__.split("\n")[0])
     ap.add_argument("--dp", type=cli.bounded_int(1, 16), default=2)
     ap.add_argument("--tp", type=cli.bounded_int(1, 16), default=2)
+    launch.add_args(ap, None, timeout_s=60.0)                  # the world size is dp·tp
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    recs = run(a.dp, a.tp)
-    results.emit(recs, "mesh", a, columns=["rank", "coordinate", "tp_group", "dp_group", "tp_allreduce",
-                                           "tp_expected", "dp_allreduce", "dp_expected"])
+    recs = run(a.dp, a.tp, a.timeout, a.backend)
+    launch.emit(recs, "mesh", a, columns=["rank", "coordinate", "tp_group", "dp_group", "tp_allreduce",
+                                          "tp_expected", "dp_allreduce", "dp_expected"])
     return 0
 
 

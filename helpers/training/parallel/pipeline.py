@@ -127,23 +127,23 @@ def run_stages(ctx: launch.RankContext, kinds: tuple[str, ...], n_micro: int, st
 
 def run(world_size: int = 2, kinds=("gpipe", "1f1b"), n_micro: int = 4, steps: int = 3, global_batch: int = 16,
         timeout_s: float = 120) -> list[PipelineRun]:
-    """Spawn ``world_size`` ranks, one pipeline stage each; a record per (schedule, rank)."""
+    """``world_size`` ranks (``launch.run``: spawned, or torchrun's), one pipeline stage each; a record per
+    (schedule, rank)."""
     n_layers = tiny.config("mlp").n_layers
+    world_size = launch.world_size(world_size)
     if not 1 <= world_size <= n_layers:
         raise ValueError(f"world_size={world_size}: the {n_layers}-layer TinyMLP has 1..{n_layers} stages")
     bad = [k for k in kinds if k not in ("gpipe", "1f1b")]
     if bad:
         raise ValueError(f"schedules {bad}: the real pipeline runs 'gpipe' and '1f1b' (one chunk per rank)")
-    from helpers.training.parallel import pipeline as _self  # by module name, so spawn works when run as __main__ too
-
-    res = launch.spawn(_self.run_stages, world_size, tuple(kinds), n_micro, steps, global_batch,
-                       timeout_s=timeout_s)
+    res = launch.run(run_stages, world_size, tuple(kinds), n_micro, steps, global_batch, timeout_s=timeout_s)
     runs = [x for per_rank in res.results for x in per_rank]
     return sorted(runs, key=lambda x: (kinds.index(x.schedule), x.rank))
 
 
 def events_of(runs: list[PipelineRun]):
-    """The last step's operations of every rank as ``pipeline_schedule.Event``s (for ``pipeline_schedule.timeline_figure``)."""
+    """The last step's operations of every rank as ``pipeline_schedule.Event``s (for
+    ``helpers.figures.training.timeline_figure``)."""
     Event = pipeline_schedule.Event
 
     return [Event(r.rank, k, mb, 0, s, e) for r in runs for k, mb, s, e in r.events]
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--schedule", default="gpipe,1f1b,interleaved")
     results.add_output_args(s)
     r = sub.add_parser("real", help="a real pipeline over ranks with send/recv, checked against one process")
-    r.add_argument("--world-size", type=cli.world_size, default=2, help="stages to spawn (ignored under torchrun/srun)")
+    launch.add_args(r, 2, backend=False)                              # one stage per rank
     r.add_argument("--schedule", default="gpipe,1f1b", help="comma-separated: gpipe, 1f1b")
     r.add_argument("--n-micro", type=cli.bounded_int(1, 1024), default=4)
     r.add_argument("--steps", type=cli.bounded_int(1, 10_000), default=3)
@@ -169,21 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         sims = [pipeline_schedule.simulate(a.p, a.m, k, a.v if k == "interleaved" else 1) for k in a.schedule.split(",")]
         results.emit(pipeline_schedule.records(sims), "pipeline-simulation", a)
         return 0
-    kinds = a.schedule.split(",")
-    if launch.env_rank() is not None:          # one rank of torchrun/srun
-        import json
-
-        import torch.distributed as dist
-
-        ctx = launch.init_from_env()
-        recs = run_stages(ctx, tuple(kinds), a.n_micro, a.steps, 16)
-        sys.stdout.write(json.dumps([results.to_dict(x) for x in recs]) + "\n")
-        dist.destroy_process_group()
-        return 0
-    runs = run(a.world_size, tuple(kinds), a.n_micro, a.steps)
+    runs = run(a.world_size, tuple(a.schedule.split(",")), a.n_micro, a.steps, timeout_s=a.timeout)
     recs = [{k: v for k, v in results.to_dict(x).items() if k != "events"} for x in runs]
-    results.emit(recs, "pipeline-real", a, columns=["schedule", "rank", "world_size", "backend", "n_micro",
-                                                   "max_loss_diff", "max_param_diff", "messages_sent"])
+    launch.emit(recs, "pipeline-real", a, columns=["schedule", "rank", "world_size", "backend", "n_micro",
+                                                  "max_loss_diff", "max_param_diff", "messages_sent"])
     return 0
 
 

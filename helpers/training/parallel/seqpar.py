@@ -19,7 +19,8 @@ three ways on every rank — unsplit (the reference), tensor-parallel only, tens
 outputs and every gradient match, and measures the bytes each region saves for backward with
 ``torch.autograd.graph.saved_tensors_hooks`` (the tensors autograd really keeps, counted once per storage).
 
-    python -m helpers seqpar --world-size 2 --json
+    python -m helpers seqpar --world-size 2 --json                       # spawns 2 ranks (gloo on CPU)
+    torchrun --nproc_per_node=2 -m helpers seqpar --json                 # the same records under the real launcher
 """
 from __future__ import annotations
 
@@ -202,30 +203,30 @@ def check(ctx: launch.RankContext, seq: int = 8, batch: int = 2, d_model: int = 
 
 def run(world_size: int = 2, seq: int = 8, batch: int = 2, d_model: int = 16, p_drop: float = 0.1,
         seed: int = 0, timeout_s: float = 60) -> list[SPCheck]:
-    """Spawn ``world_size`` ranks (one process group, gloo on CPU) and return every rank's checks."""
-    if seq % world_size or 4 * d_model % world_size:
-        raise ValueError(f"seq={seq} and 4·d_model={4 * d_model} must both split over {world_size} ranks: "
+    """Run :func:`check` on ``world_size`` ranks (``launch.run``: spawned, or torchrun's; gloo, the block runs on CPU)
+    and return every rank's checks."""
+    ws = launch.world_size(world_size)
+    if seq % ws or 4 * d_model % ws:
+        raise ValueError(f"seq={seq} and 4·d_model={4 * d_model} must both split over {ws} ranks: "
                          "choose multiples of the tensor-parallel size")
     if not 0 <= p_drop < 1:
         raise ValueError(f"p_drop={p_drop}: a dropout probability is in [0, 1)")
-    from helpers.training.parallel import seqpar as _self  # by module name, so spawn works when run as __main__ too
-
-    res = launch.spawn(_self.check, world_size, seq, batch, d_model, p_drop, seed, timeout_s=timeout_s)
+    res = launch.run(check, ws, seq, batch, d_model, p_drop, seed, backend="gloo", timeout_s=timeout_s)
     return [c for per_rank in res.results for c in per_rank]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers seqpar", description=__doc__.split("\n")[0])
-    ap.add_argument("--world-size", type=cli.world_size, default=2, help="tensor/sequence-parallel ranks")
+    launch.add_args(ap, 2, backend=False, timeout_s=60.0)            # the tensor/sequence-parallel ranks
     ap.add_argument("--seq", type=cli.bounded_int(1, 65536), default=8)
     ap.add_argument("--batch", type=cli.bounded_int(1, 4096), default=2)
     ap.add_argument("--d-model", type=cli.bounded_int(1, 16384), default=16)
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    recs = run(a.world_size, a.seq, a.batch, a.d_model)
-    results.emit(recs, "seqpar", a, columns=["variant", "rank", "local_seq", "ln_dropout_saved_bytes",
-                                             "mlp_saved_bytes", "max_err_out", "max_err_grad_x",
-                                             "max_err_grad_params"])
+    recs = run(a.world_size, a.seq, a.batch, a.d_model, timeout_s=a.timeout)
+    launch.emit(recs, "seqpar", a, columns=["variant", "rank", "local_seq", "ln_dropout_saved_bytes",
+                                            "mlp_saved_bytes", "max_err_out", "max_err_grad_x",
+                                            "max_err_grad_params"])
     return 0
 
 

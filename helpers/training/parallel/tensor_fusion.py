@@ -138,9 +138,8 @@ def compare_worker(ctx, allreduce: Callable, shapes=None, thresholds=(0, 8192, 6
 
 def compare(allreduce: Callable, world_size: int = 2, shapes=None, thresholds=None, backend: str | None = None,
             timeout_s: float = 60) -> list[dict]:
-    """Spawn ``world_size`` ranks running :func:`compare_worker`; rank 0's records."""
+    """``world_size`` ranks (``launch.run``) running :func:`compare_worker`; rank 0's records."""
     from helpers.core import launch
-    from helpers.training.parallel import tensor_fusion
 
     args = (allreduce, shapes) + ((tuple(thresholds),) if thresholds else ())
-    return launch.spawn(tensor_fusion.compare_worker, world_size, *args, backend=backend, timeout_s=timeout_s).results[0]
+    return launch.run(compare_worker, world_size, *args, backend=backend, timeout_s=timeout_s).results[0]

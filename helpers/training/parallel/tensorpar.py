@@ -15,7 +15,7 @@ This module writes that by hand with ``torch.distributed`` (naive first), then d
 against the unsplit MLP: outputs, input gradients and weight gradients.
 
     python -m helpers tensorpar --world-size 2 --json
-    torchrun --nproc_per_node=4 -m helpers tensorpar        # inside: launch.init_from_env()
+    torchrun --nproc_per_node=4 -m helpers tensorpar        # the same records: launch.run joins torchrun's group
 """
 from __future__ import annotations
 
@@ -103,34 +103,6 @@ class TensorParallelMLP(nn.Module):
         return self.fc2(F.gelu(self.fc1(x)))
 
 
-def split_figure(world_size: int = 2, d_model: int = 8):
-    """Who owns which block of A (h × 4h, split by columns) and B (4h × h, split by rows)."""
-    import numpy as np
-    from plotly.subplots import make_subplots
-
-    from helpers.core import plotting
-
-    h, f = d_model, 4 * d_model
-    own_a = np.repeat(np.arange(world_size), f // world_size)[None, :].repeat(h, 0)      # (h, 4h)
-    own_b = np.repeat(np.arange(world_size), f // world_size)[:, None].repeat(h, 1)      # (4h, h)
-    fig = make_subplots(1, 2, column_widths=[0.7, 0.3], horizontal_spacing=0.12,
-                        subplot_titles=("A (h × 4h), split by columns", "B (4h × h), split by rows"))
-    scale = [[i / max(1, world_size - 1), plotting.COLORS[i]] for i in range(world_size)]
-    for col, own in ((1, own_a), (2, own_b)):
-        one = [[0, plotting.COLORS[0]], [1, plotting.COLORS[0]]]
-        fig.add_heatmap(z=own, colorscale=scale if world_size > 1 else one,
-                        showscale=col == 2, xgap=1, ygap=1, row=1, col=col, zmin=0, zmax=max(1, world_size - 1),
-                        colorbar=dict(title="rank", tickvals=list(range(world_size))),
-                        hovertemplate="row %{y}, column %{x}: rank %{z}<extra></extra>")
-    fig.update_yaxes(autorange="reversed", title_text="input feature (row)", row=1, col=1)
-    fig.update_yaxes(autorange="reversed", title_text="hidden feature (row)", row=1, col=2)
-    fig.update_xaxes(title_text="hidden feature (column)", row=1, col=1)
-    fig.update_xaxes(title_text="output feature (column)", row=1, col=2)
-    fig.update_layout(template="plotly+book", height=400, margin=dict(t=100),
-                      title=f"Megatron MLP on {world_size} ranks: colour = owning rank")
-    return fig
-
-
 @dataclass(frozen=True)
 class TPCheck:
     variant: str                # "naive" or "dtensor"
@@ -211,36 +183,26 @@ def check(ctx: launch.RankContext, d_model: int = 32, batch: int = 4, seq: int =
 
 def run(world_size: int = 2, d_model: int = 32, batch: int = 4, seq: int = 8, seed: int = 0,
         variants=("naive", "dtensor"), timeout_s: float = 120) -> list[TPCheck]:
-    """Spawn ``world_size`` ranks and return every rank's checks."""
-    if d_model * 4 % world_size:
-        raise ValueError(f"4·d_model = {4 * d_model} does not split over {world_size} ranks")
-    from helpers.training.parallel import tensorpar as _self  # by module name, so spawn works when run as __main__ too
-
-    res = launch.spawn(_self.check, world_size, d_model, batch, seq, seed, tuple(variants), timeout_s=timeout_s)
+    """Run :func:`check` on ``world_size`` ranks (``launch.run``: spawned, or torchrun's) and return every rank's checks."""
+    ws = launch.world_size(world_size)
+    if d_model * 4 % ws:
+        raise ValueError(f"4·d_model = {4 * d_model} does not split over {ws} ranks")
+    res = launch.run(check, ws, d_model, batch, seq, seed, tuple(variants), timeout_s=timeout_s)
     return [c for per_rank in res.results for c in per_rank]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers tensorpar", description=__doc__.split("\n")[0])
-    ap.add_argument("--world-size", type=cli.world_size, default=2, help="ranks to spawn (ignored under torchrun/srun)")
+    launch.add_args(ap, 2, backend=False)
     ap.add_argument("--d-model", type=cli.bounded_int(1, 65536), default=32)
     ap.add_argument("--batch", type=cli.bounded_int(1, 65536), default=4)
     ap.add_argument("--seq", type=cli.bounded_int(1, 65536), default=8)
     ap.add_argument("--variants", default="naive,dtensor")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    variants = tuple(a.variants.split(","))
-    if launch.env_rank() is not None:          # one rank of torchrun/srun
-        import json
-
-        ctx = launch.init_from_env()
-        recs = check(ctx, a.d_model, a.batch, a.seq, 0, variants)
-        sys.stdout.write(json.dumps([results.to_dict(r) for r in recs]) + "\n")
-        dist.destroy_process_group()
-        return 0
-    recs = run(a.world_size, a.d_model, a.batch, a.seq, 0, variants)
-    results.emit(recs, "tensorpar", a, columns=["variant", "rank", "world_size", "max_err_out", "max_err_grad_x",
-                                                "max_err_grad_w1", "max_err_grad_w2", "allreduce_bytes_fwd"])
+    recs = run(a.world_size, a.d_model, a.batch, a.seq, 0, tuple(a.variants.split(",")), a.timeout)
+    launch.emit(recs, "tensorpar", a, columns=["variant", "rank", "world_size", "max_err_out", "max_err_grad_x",
+                                               "max_err_grad_w1", "max_err_grad_w2", "allreduce_bytes_fwd"])
     return 0
 
 

@@ -28,6 +28,7 @@ import torch
 from helpers.core import cli, results, timing
 from helpers.training.calc import memory
 from helpers.training.models import tiny
+from helpers.formulas import flops
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -139,8 +140,8 @@ def _fp8_gemm(n: int, dev) -> tuple[bool, float | None, str]:
                         device=dev, warmup=3, repeats=10)
     ab, bb = a.to(torch.bfloat16), b.to(torch.bfloat16)
     t16 = timing.time_fn(lambda: ab @ bb, device=dev, warmup=3, repeats=10)
-    return True, t8.median_s, (f"{n}³ GEMM: fp8 {2 * n**3 / t8.median_s / 1e12:.0f} TFLOP/s vs "
-                               f"bf16 {2 * n**3 / t16.median_s / 1e12:.0f} TFLOP/s")
+    return True, t8.median_s, (f"{n}³ GEMM: fp8 {flops.gemm_flops(n, n, n) / t8.median_s / 1e12:.0f} TFLOP/s vs "
+                               f"bf16 {flops.gemm_flops(n, n, n) / t16.median_s / 1e12:.0f} TFLOP/s")
 
 
 def precision_compare(n_layers: int = 2, seq_len: int = 64, micro_batch: int = 4, hidden: int = 64,

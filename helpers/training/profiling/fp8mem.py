@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from helpers.formulas import dtypes
 from helpers.training.calc import memory
 
 E4M3 = torch.float8_e4m3fn
-BYTES = {"fp32": 4, "bf16": 2, "fp8": 1}
 TE_FP8_MODEL_INIT = "https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/api/pytorch.html"
 
 
@@ -161,11 +161,9 @@ class Recipe:
     moments: str = "fp32"       # Adam's momentum and variance, each
 
     def bytes_per_param(self) -> dict[str, float]:
-        for k in ("weights", "grads", "master", "moments"):
-            if getattr(self, k) not in BYTES:
-                raise ValueError(f"{k}={getattr(self, k)!r}: use one of {sorted(BYTES)}")
-        b = {"weights": BYTES[self.weights] + (1 if self.fp8_copy else 0), "grads": BYTES[self.grads],
-             "optimizer": BYTES[self.master] + 2 * BYTES[self.moments]}
+        size = dtypes.bytes_per_element            # fp32 4, bf16 2, fp8 1 (ValueError naming the known ones)
+        b = {"weights": size(self.weights) + (size("fp8") if self.fp8_copy else 0), "grads": size(self.grads),
+             "optimizer": size(self.master) + 2 * size(self.moments)}
         return {**b, "total": sum(b.values())}
 
 

@@ -4,8 +4,9 @@ FLOPs per token of training (forward + backward = 3 × forward; Kaplan et al. 20
 
     6 N  (every weight multiplies and adds once forward, twice backward)  +  12 L T d  (QKᵀ and PV over T tokens)
 
-with N the non-embedding parameters, L layers, T the sequence length and d the model width. MFU is the model FLOPs
-per second achieved divided by the peak: on a GPU the datasheet's dense peak (``helpers.core.specs``), on a CPU —
+with N the non-embedding parameters, L layers, T the sequence length and d the model width
+(``helpers.formulas.flops.flops_per_token``). MFU (``helpers.formulas.flops.mfu``) is the model FLOPs per second
+achieved divided by the peak: on a GPU the datasheet's dense peak (``helpers.core.specs``), on a CPU —
 which has no datasheet peak here — the rate of a large fp32 matrix multiply measured on the spot, so the CPU figure
 is "fraction of this machine's own GEMM rate", said as such.
 
@@ -20,13 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
+from helpers.formulas import flops
 from helpers.training.models import tiny
-
-
-def flops_per_token(n_params: int, n_layers: int, seq_len: int, d_model: int) -> dict:
-    """Training FLOPs per token: dense part 6N and attention part 12·L·T·d."""
-    dense, attn = 6 * n_params, 12 * n_layers * seq_len * d_model
-    return {"dense_flops": dense, "attention_flops": attn, "total_flops": dense + attn}
 
 
 def non_embedding_params(model: torch.nn.Module) -> int:
@@ -38,7 +34,7 @@ def gemm_peak_flops(dev, n: int = 1024, dtype=torch.float32) -> float:
     from helpers.core import timing
     a, b = torch.randn(n, n, dtype=dtype, device=dev), torch.randn(n, n, dtype=dtype, device=dev)
     t = timing.time_fn(lambda: a @ b, device=dev, warmup=2, repeats=5)
-    return 2 * n ** 3 / t.min_s
+    return flops.gemm_flops(n, n, n) / t.min_s
 
 
 @dataclass(frozen=True)
@@ -85,7 +81,7 @@ def run(steps: int = 5, batch: int = 8, seq_len: int = 64, d_model: int = 256, n
         losses.append(loss.item())                     # .item() synchronises: the step is done
         times.append(time.perf_counter() - t0)
     step_s = sorted(times[1:])[len(times[1:]) // 2]
-    fpt = flops_per_token(non_embedding_params(model), n_layers, seq_len, d_model)["total_flops"]
+    fpt = flops.training_flops_per_token(non_embedding_params(model), n_layers, seq_len, d_model)
     tokens = batch * seq_len
     achieved = fpt * tokens / step_s
     if on_gpu:
@@ -95,7 +91,8 @@ def run(steps: int = 5, batch: int = 8, seq_len: int = 64, d_model: int = 256, n
     else:
         peak, src = gemm_peak_flops(dev), "measured fp32 GEMM 1024³ on this CPU"
     return MFUResult(str(dev), dtype, tiny.count_params(model), non_embedding_params(model), tokens, fpt, step_s,
-                     tokens / step_s, achieved / 1e12, peak / 1e12, src, achieved / peak, losses[0], losses[-1])
+                     tokens / step_s, achieved / 1e12, peak / 1e12, src,
+                     flops.mfu(tokens / step_s, fpt, 1, peak / 1e12), losses[0], losses[-1])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ Three things a restart must get back, or the resumed run drifts from the one tha
 
 :func:`resume_check` runs a tiny GPT (dropout on, Adam) straight through and again with a save, a fresh process-like
 rebuild and a load in the middle, and compares every weight bit for bit — once with everything restored and once
-with each piece left out. :func:`dcp_save` / :func:`dcp_load` are rank workers (``helpers.core.launch.spawn``) that
+with each piece left out. :func:`dcp_save` / :func:`dcp_load` are rank workers (``helpers.core.launch.run``) that
 shard a model with FSDP2, save it with ``torch.distributed.checkpoint`` on N ranks and load it on M ranks.
 :func:`stall_bench` measures how long training is blocked by a synchronous ``torch.save`` + fsync versus an
 asynchronous checkpoint that only snapshots in the loop and writes in a background thread (the scheme of

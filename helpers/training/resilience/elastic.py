@@ -1,7 +1,8 @@
 """How often to checkpoint, checked by simulating failures, and a torchrun job that survives a killed rank (chapter 14).
 
-* :func:`young` and :func:`daly` give the checkpoint interval τ that minimises lost time for a checkpoint cost δ
-  and a mean time between failures M (Young 1974; Daly 2006).
+* ``helpers.formulas.checkpointing.young`` and ``daly`` give the checkpoint interval τ that minimises lost time
+  for a checkpoint cost δ and a mean time between failures M (Young 1974; Daly 2006); :func:`cluster_mtbf_s`
+  gives a job's M from the GPUs'.
 * :func:`simulate` runs a job through random (exponential) failures with a given τ and returns the wall time it took;
   :func:`sweep` tries many τ so the best one can be set beside the formulas.
 * :func:`worker` is a real training rank for ``torchrun``: DDP over gloo (NCCL on GPUs), a checkpoint every few
@@ -28,22 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from helpers.core import cli, procs
-
-
-def young(delta_s: float, mtbf_s: float) -> float:
-    """Young's first-order optimum τ = √(2δM) (seconds of work between checkpoints)."""
-    if delta_s <= 0 or mtbf_s <= 0:
-        raise ValueError(f"delta_s={delta_s}, mtbf_s={mtbf_s}: both must be > 0 seconds")
-    return math.sqrt(2 * delta_s * mtbf_s)
-
-
-def daly(delta_s: float, mtbf_s: float) -> float:
-    """Daly's higher-order optimum τ = √(2δM)[1 + ⅓√(δ/2M) + (δ/2M)/9] − δ for δ < 2M, else M."""
-    young(delta_s, mtbf_s)
-    if delta_s >= 2 * mtbf_s:
-        return mtbf_s
-    r = delta_s / (2 * mtbf_s)
-    return math.sqrt(2 * delta_s * mtbf_s) * (1 + math.sqrt(r) / 3 + r / 9) - delta_s
+from helpers.formulas import checkpointing
 
 
 def cluster_mtbf_s(n_gpus: int, gpu_mtbf_h: float) -> float:
@@ -89,7 +75,7 @@ def simulate(interval_s: float, delta_s: float, mtbf_s: float, work_s: float, re
 def sweep(delta_s: float, mtbf_s: float, work_s: float, restart_s: float = 0.0, points: int = 25,
           runs: int = 200, seed: int = 0) -> list[SimResult]:
     """:func:`simulate` at ``points`` intervals spread geometrically from Young's τ/8 to 8τ (same seed each)."""
-    tau = young(delta_s, mtbf_s)
+    tau = checkpointing.young(delta_s, mtbf_s)
     return [simulate(float(t), delta_s, mtbf_s, work_s, restart_s, runs, seed)
             for t in np.geomspace(tau / 8, tau * 8, points)]
 

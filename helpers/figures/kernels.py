@@ -1,4 +1,4 @@
-"""Figures for chapters 10 and 25, drawn from the kernels' own records (plotly, through helpers.core.plotting).
+"""Figures of chapters 10 and 25, drawn from the ``helpers.kernels`` records (plotly, through helpers.core.plotting).
 
 * :func:`memory_hierarchy` — capacity of each level of a Hopper GPU, per SM and per GPU, from a device-properties
   record (the recorded H200, or the live GPU) and the H100 whitepaper's per-SM figures where no query gives them;
@@ -10,6 +10,9 @@
 from __future__ import annotations
 
 from helpers.core import plotting
+from helpers.formulas.dtypes import bytes_per_element
+from helpers.formulas.flops import gemm_bytes, gemm_flops
+from helpers.formulas.roofline import attainable_tflops, line_points, ridge_flop_per_byte
 
 # Hopper SM (H100 whitepaper, "NVIDIA H100 Tensor Core GPU Architecture", 2022): per SM 256 KB register file,
 # 256 KB combined L1 / shared memory (up to 228 KB shared), 4 fourth-generation Tensor Cores, 128 FP32 lanes.
@@ -53,25 +56,22 @@ def accesses(stats: list, title: str = "Memory requests counted in the simulator
     return fig
 
 
-def _bytes_per_el(dtype: str) -> float:
-    return {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}[dtype]
-
-
 def gemm_roofline(records: list[dict], peaks: dict[str, float], hbm_GBps: float, title: str):
-    """Each GEMM record at intensity 2mnk / (bytes of A, B, C) under min(peak, intensity × HBM bandwidth)."""
+    """Each GEMM record at intensity 2mnk / (bytes of A, B, C; C written in 2 bytes) under min(peak, intensity ×
+    HBM bandwidth) (``helpers.formulas``), the roofs drawn from 1 to 10^5 FLOP/byte."""
     import math
 
     fig = plotting.figure(title=title, height=420)
-    xs = [10 ** (i / 20) for i in range(0, 101)]
     for dt, pk in peaks.items():
-        fig.add_scatter(x=xs, y=[min(pk, x * hbm_GBps / 1000) for x in xs], mode="lines", name=f"{dt} roof",
+        xs = line_points((1.0, 1e5), ridge_flop_per_byte(pk, hbm_GBps))
+        fig.add_scatter(x=xs, y=[attainable_tflops(x, pk, hbm_GBps) for x in xs], mode="lines", name=f"{dt} roof",
                         line=dict(dash="dot"))
     for dt in peaks:
         rs = [r for r in records if r["dtype"] == dt]
         if not rs:
             continue
-        b = _bytes_per_el(dt)
-        ai = [2 * r["m"] * r["n"] * r["k"] / (b * (r["m"] * r["k"] + r["n"] * r["k"]) + 2 * r["m"] * r["n"]) for r in rs]
+        b = bytes_per_element(dt)
+        ai = [gemm_flops(r["m"], r["n"], r["k"]) / gemm_bytes(r["m"], r["n"], r["k"], b, 2) for r in rs]   # C in 2 B
         fig.add_scatter(x=ai, y=[r["tflops"] for r in rs], mode="markers", name=f"{dt} measured",
                         text=[f"{r['method']} {r['shape']}" for r in rs], marker=dict(size=9))
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte of HBM traffic)")

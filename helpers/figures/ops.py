@@ -1,4 +1,10 @@
-"""Figures of the operations chapters, drawn from the same data the labs compute (chapters 05, 12, 13, 27)."""
+"""Figures of the operations chapters, drawn from the data the ``helpers.ops`` labs compute (chapters 05, 12, 13).
+
+* :func:`mig_layout` — a MIG plan (``ops.mig``) as rows of memory slices (chapter 05);
+* :func:`sharing_bars` — p99 latency per GPU-sharing mode (``ops.sharing``) (chapter 05);
+* :func:`metric_lines` — exporter samples (``ops.exporter``) over time (chapter 12);
+* :func:`gantt` — a scheduler simulation (``ops.schedsim``) as a Gantt chart (chapter 13).
+"""
 from __future__ import annotations
 
 from helpers.core import plotting
