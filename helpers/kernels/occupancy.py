@@ -126,6 +126,8 @@ def sweep(arch: str, regs_per_thread: int, smem_per_block_bytes: int = 0, block_
 def driver_check(kernel_source: str, name: str, threads_per_block: int, dyn_smem_bytes: int = 0):
     """On a GPU with cupy: (driver's blocks per SM, this calculator's Occupancy) for a real compiled kernel, using
     the kernel's own register and shared-memory counts. Returns (None, reason) without one."""
+    if not kernel_source.strip():
+        return None, "no kernel source given"
     try:
         import cupy as cp
         cp.cuda.runtime.getDeviceCount()

@@ -15,11 +15,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def _device_json(tmp_path, smi_script: str | None, pynvml_src: str | None):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    if smi_script is not None:
-        smi = bin_dir / "nvidia-smi"
-        smi.write_text("#!/bin/sh\n" + smi_script + "\n")
-        smi.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "BOOK_TOOL_TIMEOUT_S": "2"}
+    # on a GPU machine the real nvidia-smi (in /usr/bin) and torch would still see the GPU: a stub that finds no
+    # driver stands in for it, and CUDA_VISIBLE_DEVICES hides the GPU from torch, so each case tests only its fault
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n" + (smi_script if smi_script is not None else "exit 127") + "\n")
+    smi.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "BOOK_TOOL_TIMEOUT_S": "2", "CUDA_VISIBLE_DEVICES": ""}
     if pynvml_src is not None:
         mod = tmp_path / "mods"
         mod.mkdir()

@@ -96,7 +96,7 @@ def test_run_as_one_rank_of_a_launcher(monkeypatch):
     assert launch.world_size(5) == 1 and launch.world_sizes([[1, 2], [4]]) == [1] and launch.is_leader()
     res = launch.run(w.env_of, 5, timeout_s=30)
     assert isinstance(res, launch.SpawnResult) and res.world_size == 1 and "torchrun" in res.backend_reason
-    assert res.results == ({"rank": 0, "world": 1, "backend": "gloo"},)
+    assert res.results == ({"rank": 0, "world": 1, "backend": launch.choose_backend(1)[0]},)   # nccl on a GPU
     with pytest.raises(RuntimeError, match="once per process"):
         launch.run(w.env_of, 1)
 

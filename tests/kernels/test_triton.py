@@ -12,9 +12,10 @@ def test_kernels_match_torch():
 
 
 def test_partial_blocks_are_masked():
-    x, y = torch.arange(1000.0), torch.ones(1000)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"   # compiled on a GPU, the interpreter on a CPU
+    x, y = torch.arange(1000.0, device=dev), torch.ones(1000, device=dev)
     torch.testing.assert_close(tritonk.add(x, y, block=256), x + 1)
-    a, b = torch.randn(40, 24), torch.randn(24, 48)
+    a, b = torch.randn(40, 24, device=dev), torch.randn(24, 48, device=dev)
     torch.testing.assert_close(tritonk.matmul(a, b, 16, 16, 16), a @ b, rtol=1e-4, atol=1e-4)
 
 
