@@ -153,6 +153,49 @@ def screenshots(browser, base: str, page: str, out: Path) -> list[Path]:
     return saved
 
 
+NAV_WIDTHS = (390, 768, 1366)
+
+
+def navigation(browser, base: str, page: str) -> list[str]:
+    """Click the visible "Site navigation" and "On this page" buttons at phone, tablet and desktop width: below
+    992 px each must open its sidebar as a dialog holding links; from 992 px "Site navigation" must hide the
+    sidebar and a second click bring it back (the themes' handlers sit on hidden duplicates: assets/js/book-nav.js)."""
+    problems = []
+    for w in NAV_WIDTHS:
+        ctx = browser.new_context(viewport={"width": w, "height": 844}, is_mobile=w < 992, has_touch=w < 992)
+        try:
+            pg = ctx.new_page()
+            pg.goto(base + page, wait_until="load", timeout=TIMEOUT_MS)
+            pg.wait_for_timeout(200)
+            for kind, label in (("primary", "Site navigation"), ("secondary", "On this page")):
+                buttons = [b for b in pg.query_selector_all(f".{kind}-toggle") if b.is_visible()]
+                if not buttons:
+                    if kind == "primary":        # a page without headings (the landing page) has no "On this page"
+                        problems.append(f"{page} at {w} px: no visible {label!r} button")
+                    continue
+                if w < 992:
+                    buttons[0].click()
+                    pg.wait_for_timeout(300)
+                    dialog = pg.query_selector(f"#pst-{kind}-sidebar-modal[open]")
+                    links = dialog.query_selector_all("a") if dialog else []
+                    if dialog is None or not dialog.is_visible() or not any(a.is_visible() for a in links):
+                        problems.append(f"{page} at {w} px: {label!r} does not open a sidebar with links")
+                    pg.keyboard.press("Escape")
+                    pg.wait_for_timeout(200)
+                elif kind == "primary":
+                    sidebar = pg.query_selector("#pst-primary-sidebar")
+                    buttons[0].click()
+                    pg.wait_for_timeout(300)
+                    hidden = not sidebar.is_visible()
+                    buttons[0].click()
+                    pg.wait_for_timeout(300)
+                    if not (hidden and sidebar.is_visible()):
+                        problems.append(f"{page} at {w} px: {label!r} does not hide and restore the sidebar")
+        finally:
+            ctx.close()
+    return problems
+
+
 def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: bool = True) -> list[str]:
     try:
         from playwright.sync_api import sync_playwright
@@ -177,6 +220,11 @@ def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: boo
                 problems.extend(found)
                 print(f"{'ok  ' if not found else 'FAIL'} {page}", flush=True)
             context.close()
+            for page in [p for p in todo if p.startswith("chapters/")][:1] + ["index.html"]:
+                found = navigation(browser, server.url, page)
+                problems.extend(found)
+                print(f"{'ok  ' if not found else 'FAIL'} navigation {page} at {', '.join(map(str, NAV_WIDTHS))} px",
+                      flush=True)
             if shot:
                 for path in screenshots(browser, server.url, shot, out):
                     print(f"screenshot: {path}")

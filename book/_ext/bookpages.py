@@ -100,6 +100,7 @@ def builder_inited(app):
         raise RuntimeError(f"{vendor / PLOTLY_JS} is missing: run `make static` (it copies plotly.js and MathJax "
                            "from the installed packages) before building the book")
     app.add_css_file("book.css")
+    app.add_js_file("book-nav.js", defer="defer")   # the visible sidebar buttons work at every width
 
 
 def setup(app):
