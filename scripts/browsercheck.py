@@ -196,6 +196,33 @@ def navigation(browser, base: str, page: str) -> list[str]:
     return problems
 
 
+_WIDE_JS = """() => { const w = document.documentElement.clientWidth;
+  return {scroll: document.documentElement.scrollWidth, width: w,
+          culprits: Array.from(document.querySelectorAll('.bd-article *')).filter(e => {
+            const r = e.getBoundingClientRect(); return r.right > w + 1 && r.width > 0 &&
+              !e.closest('pre, table, .cell_output, .output, .plotly-graph-div, mjx-container, .math');
+          }).slice(0, 3).map(e => e.tagName.toLowerCase() + ': ' + (e.textContent || '').trim().slice(0, 60))}; }"""
+
+
+def phone_width(browser, base: str, pages: list[str], width: int = 390) -> list[str]:
+    """Every page at phone width: nothing may make the page itself scroll sideways (code blocks, tables, figures
+    and maths scroll in their own box)."""
+    problems = []
+    ctx = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        pg = ctx.new_page()
+        for page in pages:
+            pg.goto(base + page, wait_until="load", timeout=TIMEOUT_MS)
+            pg.wait_for_timeout(100)
+            r = pg.evaluate(_WIDE_JS)
+            if r["scroll"] > r["width"] + 1:
+                problems.append(f"{page} at {width} px: the page is {r['scroll']} px wide (scrolls sideways); "
+                                f"widest: {r['culprits']}")
+    finally:
+        ctx.close()
+    return problems
+
+
 def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: bool = True) -> list[str]:
     try:
         from playwright.sync_api import sync_playwright
@@ -220,6 +247,10 @@ def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: boo
                 problems.extend(found)
                 print(f"{'ok  ' if not found else 'FAIL'} {page}", flush=True)
             context.close()
+            wide = phone_width(browser, server.url, todo)
+            problems.extend(wide)
+            print(f"{'ok  ' if not wide else 'FAIL'} {len(todo)} pages at 390 px: {len(wide)} scroll sideways",
+                  flush=True)
             for page in [p for p in todo if p.startswith("chapters/")][:1] + ["index.html"]:
                 found = navigation(browser, server.url, page)
                 problems.extend(found)
