@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from helpers.core import results
 
 TRAINING_RULES = "https://github.com/mlcommons/training_policies/blob/master/training_rules.adoc"
-INFERENCE_RULES = "https://github.com/mlcommons/training_policies/blob/master/inference_rules.adoc"
+INFERENCE_RULES = ("https://github.com/mlcommons/inference_policies/blob/32c6bfabd9a3461330f6b407303ef059404af1f3/"
+                   "inference_rules.adoc")                  # v0.5 (Sept 2019); the old training_policies copy is gone
 RUNS_REQUIRED = {"image_classification": 5, "nlp": 10}      # training rules v1.0, "Benchmark Results"
 SCENARIOS = ("single_stream", "multi_stream", "server", "offline")
 MIN_QUERIES_P90 = 24_576                                    # inference rules v0.5, 90th percentile

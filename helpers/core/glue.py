@@ -21,8 +21,9 @@ class _Text(str):
         return str(self)
 
 
-def glue(name: str, value: Any) -> Any:
-    """Record ``value`` under ``name`` for ``{glue:text}``/``{glue}`` in the prose; returns ``value`` unchanged."""
+def glue(name: str, value: Any) -> None:
+    """Record ``value`` under ``name`` for ``{glue:text}``/``{glue}`` in the prose. Returns None, so a cell that ends
+    with a glue shows nothing more (nbval runs cells where a trailing ``;`` does not hide a value)."""
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"glue name {name!r}: use letters, digits, '_' or '-' (it is typed in the prose)")
     from IPython import get_ipython
@@ -33,8 +34,8 @@ def glue(name: str, value: Any) -> Any:
     if hasattr(value, "item") and getattr(value, "shape", None) == ():     # numpy / torch scalar -> Python number
         shown = value.item()
     if get_ipython() is None:                     # a plain script: nothing to record into
-        return value
+        return None
     bundle, meta = format_display_data(shown)
     display({PREFIX + k: v for k, v in bundle.items() if k == "text/plain"}, raw=True,
             metadata={"scrapbook": {"name": name, "mime_prefix": PREFIX}})
-    return value
+    return None

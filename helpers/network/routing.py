@@ -6,8 +6,12 @@ flows that cross them (progressive filling: raise all rates together, freeze the
 
 * ECMP hashes each flow's 5-tuple onto one of the equal-cost spines: the choice ignores load, so two big flows can
   land on the same uplink (a hash collision) while another uplink idles.
-* Adaptive routing (as in InfiniBand AR or Spectrum-X) places each flow on the currently least-loaded path; the
-  ideal of per-packet spraying spreads every flow over all spines.
+* Adaptive routing (as in InfiniBand AR or Spectrum-X) sends traffic to a less-loaded output. Two flow-level
+  versions: ``adaptive-local`` is what one switch can do — the source leaf picks its least-loaded *uplink* and cannot
+  see the spine→destination downlink; ``adaptive`` picks the spine with the fewest flows on uplink *and* downlink
+  together, which needs global knowledge: a centralised greedy scheduler, an upper bound on switch-local adaptive
+  routing rather than a model of it. Both place whole flows (no flowlets, no queues); the ideal of per-packet
+  spraying (``spray``) spreads every flow over all spines.
 
     from helpers.network import routing
     f = routing.LeafSpine(leaves=8, spines=8, hosts_per_leaf=8)
@@ -60,25 +64,45 @@ def all_to_all(hosts: list[int]) -> list[tuple[int, int]]:
     return [(a, b) for a in hosts for b in hosts if a != b]
 
 
-def _hash_spine(src: int, dst: int, sport: int, spines: int, seed: int) -> int:
+def ecmp_spine(src: int, dst: int, sport: int, spines: int, seed: int = 0) -> int:
+    """ECMP: hash the flow's header fields (here source, destination and UDP source port) onto one of ``spines``
+    equal-cost spines. The choice ignores load; every packet of the flow takes it, so packets stay in order."""
     key = f"{seed}:{src}:{dst}:{sport}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "little") % spines
 
 
-def _paths(f: LeafSpine, flows, routing: str, seed: int):
-    """Link ids of each flow: ('up', leaf, spine), ('down', spine, leaf), plus the host NIC links."""
+def adaptive_spine(load: dict, src_leaf: int, dst_leaf: int, spines: int, local: bool = False, tie: int = 0) -> int:
+    """Adaptive choice of a spine from ``load`` (flows already placed per link).
+
+    ``local=False``: the spine with the fewest flows on uplink + downlink — this needs the downlink loads of other
+    switches, i.e. a centralised view: an upper bound on what switch-local adaptive routing achieves.
+    ``local=True``: what the source leaf itself sees — only its own uplinks; ties broken by ``tie`` (the flow's hash)."""
+    if not local:
+        def both(j):                                   # flows on leaf→spine j plus spine j→destination leaf
+            return load.get(("up", src_leaf, j), 0) + load.get(("down", j, dst_leaf), 0)
+        return min(range(spines), key=lambda j: (both(j), j))
+    up = [load.get(("up", src_leaf, j), 0) for j in range(spines)]
+    least = [j for j in range(spines) if up[j] == min(up)]
+    return least[tie % len(least)]
+
+
+ROUTINGS = ("ecmp", "adaptive-local", "adaptive")
+
+
+def paths(f: LeafSpine, flows, routing: str, seed: int = 0) -> list[list[tuple]]:
+    """Link ids of each flow: ('up', leaf, spine), ('down', spine, leaf), plus the host NIC links; flows are placed
+    one after another, each seeing the load of those placed before it."""
+    if routing not in ROUTINGS:
+        raise ValueError(f"routing={routing!r}: use one of {ROUTINGS} (or 'spray' in throughput)")
     load = {}
     out = []
     for i, (s, d) in enumerate(flows):
         ls, ld = f.leaf_of(s), f.leaf_of(d)
         path = [("nic_tx", s), ("nic_rx", d)]
         if ls != ld:
-            if routing == "ecmp":
-                sp = _hash_spine(s, d, 49152 + i, f.spines, seed)
-            elif routing == "adaptive":
-                sp = min(range(f.spines), key=lambda j: (load.get(("up", ls, j), 0) + load.get(("down", j, ld), 0), j))
-            else:
-                raise ValueError(f"routing={routing!r}: use 'ecmp', 'adaptive' or 'spray'")
+            h = ecmp_spine(s, d, 49152 + i, f.spines, seed)
+            sp = h if routing == "ecmp" else adaptive_spine(load, ls, ld, f.spines, local=routing == "adaptive-local",
+                                                            tie=h)
             for link in (("up", ls, sp), ("down", sp, ld)):
                 load[link] = load.get(link, 0) + 1
                 path.append(link)
@@ -86,17 +110,17 @@ def _paths(f: LeafSpine, flows, routing: str, seed: int):
     return out
 
 
-def max_min_rates(paths, capacity) -> np.ndarray:
+def max_min_rates(flow_paths, capacity) -> np.ndarray:
     """Max-min fair rates (Gb/s) of flows over links: progressive filling."""
-    links = sorted({l for p in paths for l in p})
+    links = sorted({l for p in flow_paths for l in p})
     idx = {l: i for i, l in enumerate(links)}
-    A = np.zeros((len(links), len(paths)))
-    for j, p in enumerate(paths):
+    A = np.zeros((len(links), len(flow_paths)))
+    for j, p in enumerate(flow_paths):
         for l in p:
             A[idx[l], j] += 1
     cap = np.array([capacity(l) for l in links], dtype=float)
-    rate = np.zeros(len(paths))
-    active = np.ones(len(paths), dtype=bool)
+    rate = np.zeros(len(flow_paths))
+    active = np.ones(len(flow_paths), dtype=bool)
     while active.any():
         n = A[:, active].sum(axis=1)
         used = A @ rate
@@ -119,23 +143,23 @@ class FlowResult:
 
 
 def throughput(f: LeafSpine, flows, routing: str = "ecmp", seed: int = 0) -> FlowResult:
-    """Max-min fair rates of ``flows`` under ``routing``: 'ecmp', 'adaptive' or 'spray' (ideal per-packet)."""
+    """Max-min fair rates of ``flows`` under ``routing``: one of ``ROUTINGS`` or 'spray' (ideal per-packet)."""
     if routing == "spray":                 # every flow split evenly over all spines = one virtual fat uplink
-        paths = []
+        ps = []
         for s, d in flows:
             ls, ld = f.leaf_of(s), f.leaf_of(d)
-            paths.append([("nic_tx", s), ("nic_rx", d)] + ([("up", ls), ("down", ld)] if ls != ld else []))
+            ps.append([("nic_tx", s), ("nic_rx", d)] + ([("up", ls), ("down", ld)] if ls != ld else []))
 
         def cap(l):
             return f.host_Gbps if l[0].startswith("nic") else f.spines * f.uplink_Gbps
     else:
-        paths = _paths(f, flows, routing, seed)
+        ps = paths(f, flows, routing, seed)
 
         def cap(l):
             return f.host_Gbps if l[0].startswith("nic") else f.uplink_Gbps
-    r = max_min_rates(paths, cap) / f.host_Gbps
+    r = max_min_rates(ps, cap) / f.host_Gbps
     ups = {}
-    for p in paths:
+    for p in ps:
         for l in p:
             if l[0] == "up":
                 ups[l] = ups.get(l, 0) + 1
@@ -152,9 +176,9 @@ def ring_allreduce_s(f: LeafSpine, hosts: list[int], size_bytes: float, routing:
     ring = [(hosts[i], hosts[(i + 1) % n]) for i in range(n)]
     flows = ring + list(background)
     if routing == "spray":
-        raise ValueError("use 'ecmp' or 'adaptive' for placement studies")
-    paths = _paths(f, flows, routing, seed)
-    rates = max_min_rates(paths, lambda l: f.host_Gbps if l[0].startswith("nic") else f.uplink_Gbps)
+        raise ValueError(f"use one of {ROUTINGS} for placement studies")
+    rates = max_min_rates(paths(f, flows, routing, seed),
+                          lambda l: f.host_Gbps if l[0].startswith("nic") else f.uplink_Gbps)
     slowest_GBps = rates[:n].min() / 8
     return comm.ring_bw_s(size_bytes, n, slowest_GBps)
 

@@ -15,3 +15,9 @@ def test_check_prints_one_line_with_the_hint(capsys):
     assert capsys.readouterr().out == "Exercise 9: not yet: 3.0 GB is not it — hint: count again\n"
     ex.check("Exercise 9", None, expected=4.0)
     assert "not answered yet" in capsys.readouterr().out
+
+
+def test_an_answer_in_parts_none_filled_is_not_answered():
+    from helpers.core import exercises
+    assert exercises.status([None, None], expected=[1, 2]) == exercises.NOT_ANSWERED
+    assert exercises.status([1, None], expected=[1, 2]) == exercises.NOT_YET

@@ -75,6 +75,19 @@ def test_tco_adds_up_and_breakeven():
         tco.TCOInputs(utilisation=0)
 
 
+def test_price_table_kinds_and_the_2025_cut():
+    p = tco.prices()
+    assert set(p.kind) <= {"on-demand", "reserved-block", "commitment", "spot"}
+    assert (p.source.str.len() > 20).all()
+    aws_od = p[(p.kind == "on-demand") & p.offer.str.startswith("AWS")].sort_values("date")
+    first, cut = aws_od.iloc[0], aws_od.iloc[-1]
+    assert cut.usd_per_gpu_hour == pytest.approx(first.usd_per_gpu_hour * (1 - 0.45), abs=0.01)   # 'up to 45 %'
+    assert (p[p.kind == "commitment"].usd_per_gpu_hour < cut.usd_per_gpu_hour).all()
+    assert all(r.usd_per_instance_hour is None or r.usd_per_instance_hour != r.usd_per_instance_hour
+               or r.usd_per_instance_hour == pytest.approx(r.gpus * r.usd_per_gpu_hour, rel=0.01)
+               for r in p.itertuples())
+
+
 def test_spot_naive_and_event_driven_agree():
     job = spot.SpotJob(work_h=10, interval_h=0.5, ckpt_h=0.05, mtbi_h=4, wait_h=0.2, restore_h=0.1)
     fast = np.mean([spot.simulate(job, i).billed_h for i in range(400)])

@@ -1,5 +1,6 @@
 """Topology counts against published designs; routing and placement behave as the chapter says (chapter 24)."""
 import networkx as nx
+import numpy as np
 import pytest
 
 from helpers.network import fabric, routing
@@ -65,6 +66,22 @@ def test_ecmp_collides_adaptive_and_spray_do_not():
     assert s.mean_rate_frac == pytest.approx(1.0)
     assert e.mean_rate_frac < a.mean_rate_frac <= s.mean_rate_frac
     assert e.max_uplink_flows > 1 and a.max_uplink_flows == 1
+
+
+def test_switch_local_adaptive_sits_between_ecmp_and_the_global_bound():
+    f = routing.LeafSpine(8, 8, 8)
+    m = {r: np.mean([routing.throughput(f, routing.permutation(f, seed=s), r, seed=s).mean_rate_frac
+                     for s in range(3)]) for r in routing.ROUTINGS}
+    assert m["ecmp"] < m["adaptive-local"] < m["adaptive"]
+    local = routing.throughput(f, routing.permutation(f, seed=0), "adaptive-local", seed=0)
+    assert local.max_uplink_flows == 1                  # it balances its own uplinks; downlinks can still collide
+    assert routing.ecmp_spine(1, 2, 49152, 8, 0) == routing.ecmp_spine(1, 2, 49152, 8, 0) < 8
+    load = {("up", 0, 0): 1, ("down", 1, 3): 5}
+    assert routing.adaptive_spine(load, 0, 3, 2) == 0                 # global view: avoids the busy downlink
+    assert routing.adaptive_spine(load, 0, 3, 2, local=True) == 1     # the leaf sees only its own busy uplink
+    assert len(routing.paths(f, [(0, 63)], "ecmp")[0]) == 4
+    with pytest.raises(ValueError, match="routing="):
+        routing.paths(f, [(0, 63)], "spray")
 
 
 def test_max_min_is_fair_on_one_link():

@@ -41,6 +41,14 @@ def test_async_checkpoint_writes_the_same_bytes(tmp_path):
     assert s.checkpoints == a.checkpoints == 2 and s.checkpoint_bytes == a.checkpoint_bytes > 0
 
 
+def test_dcp_async_save_on_a_1_rank_gloo_group(tmp_path):
+    none, s, a = launch.run(ckpt.stall_worker, 1, ("none", "sync", "async"), 4, 2, 64, str(tmp_path),
+                            backend="gloo", timeout_s=120).results[0]     # gloo on a GPU machine too
+    assert none.checkpoints == 0 and none.checkpoint_bytes == 0
+    assert s.checkpoints == a.checkpoints == 2 and s.checkpoint_bytes == a.checkpoint_bytes > 0
+    assert list(tmp_path.iterdir()) == []                 # each run's folders were removed with its temp dir
+
+
 def test_save_is_atomic(tmp_path):
     p = tmp_path / "c.pt"
     n = ckpt.save({"x": 1}, p)

@@ -10,16 +10,14 @@ Three things a restart must get back, or the resumed run drifts from the one tha
 rebuild and a load in the middle, and compares every weight bit for bit — once with everything restored and once
 with each piece left out. :func:`dcp_save` / :func:`dcp_load` are rank workers (``helpers.core.launch.run``) that
 shard a model with FSDP2, save it with ``torch.distributed.checkpoint`` on N ranks and load it on M ranks.
-:func:`stall_bench` measures how long training is blocked by a synchronous ``torch.save`` + fsync versus an
-asynchronous checkpoint that only snapshots in the loop and writes in a background thread (the scheme of
-``torch.distributed.checkpoint.async_save``).
+:func:`stall_bench` measures how long training is blocked by a synchronous ``torch.distributed.checkpoint.save``
+versus ``torch.distributed.checkpoint.async_save`` (stage to CPU memory in the loop, write from a background thread);
+:func:`stall_worker` runs it on a 1-rank gloo group.
 """
 from __future__ import annotations
 
-import copy
 import os
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,24 +227,35 @@ def dcp_load(ctx, path: str) -> dict:
 class StallResult:
     mode: str
     checkpoints: int
-    checkpoint_bytes: int
+    checkpoint_bytes: int            # bytes of one DCP checkpoint folder (shard files + .metadata)
     stall_per_ckpt_s: float          # time the training loop was blocked per checkpoint
     total_s: float                   # wall time of the whole run, checkpoints included
 
 
-def stall_bench(mode: str, steps: int = 20, every: int = 5, width: int = 1024, folder: str | None = None) -> StallResult:
-    """Train an MLP (``width``² weights per layer, Adam) for ``steps``; checkpoint every ``every`` steps.
+def _folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
 
-    sync: ``torch.save`` + fsync inside the loop. async: the loop only copies the state to a snapshot
-    (``copy.deepcopy``, the "staging" step) and a thread saves it; the next checkpoint first waits for the last
-    write (at most one in flight, as ``async_save`` callers do). none: no checkpoint."""
+
+def stall_bench(mode: str, steps: int = 20, every: int = 5, width: int = 1024, folder: str | None = None) -> StallResult:
+    """Train an MLP (``width``² weights per layer, Adam) for ``steps``; checkpoint every ``every`` steps with
+    ``torch.distributed.checkpoint`` into a new folder per checkpoint, and time how long the loop is blocked.
+
+    sync: ``dcp.save`` (plan, write, fsync, ``.metadata``) inside the loop. async: ``dcp.async_save``, which stages
+    the state dict into CPU memory and returns a future while a background thread writes it; before the next
+    checkpoint the loop waits for that future (at most one write in flight), so a write slower than the interval
+    comes back as stall. none: no checkpoint. Runs in a process group (a 1-rank gloo group: :func:`stall_worker`)
+    or, without one, as a single process."""
+    import torch.distributed as dist
+    import torch.distributed.checkpoint as dcp
+
     if mode not in ("none", "sync", "async"):
         raise ValueError(f"mode={mode!r}: use 'none', 'sync' or 'async'")
     torch.manual_seed(0)
     model = tiny.TinyMLP(tiny.MLPConfig(d_in=width, d_hidden=width, d_out=width, n_layers=4))
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     x = torch.randn(32, width)
-    stalls, nbytes, writer = [], 0, None
+    no_dist = not (dist.is_available() and dist.is_initialized())
+    stalls, last, pending = [], None, None
     with tempfile.TemporaryDirectory(prefix="book-stall-", dir=folder) as d:
         t0 = time.perf_counter()
         for step in range(1, steps + 1):
@@ -257,18 +266,25 @@ def stall_bench(mode: str, steps: int = 20, every: int = 5, width: int = 1024, f
             if mode == "none" or step % every:
                 continue
             s0 = time.perf_counter()
+            state, last = {"model": model.state_dict(), "optim": opt.state_dict()}, Path(d) / f"step{step}"
             if mode == "sync":
-                nbytes = save({"model": model.state_dict(), "optim": opt.state_dict()}, Path(d) / "c.pt")
+                dcp.save(state, checkpoint_id=last, no_dist=no_dist)
             else:
-                if writer is not None:
-                    writer.join()
-                snap = copy.deepcopy({"model": model.state_dict(), "optim": opt.state_dict()})
-                writer = threading.Thread(target=save, args=(snap, Path(d) / "c.pt"), daemon=True)
-                writer.start()
+                if pending is not None:
+                    pending.result()                      # the previous write must finish first
+                pending = dcp.async_save(state, checkpoint_id=last, no_dist=no_dist)
             stalls.append(time.perf_counter() - s0)
-        if writer is not None:
-            writer.join()
-            nbytes = (Path(d) / "c.pt").stat().st_size
+        if pending is not None:
+            pending.result()
         total = time.perf_counter() - t0
+        nbytes = _folder_bytes(last) if last is not None else 0
     n = len(stalls)
     return StallResult(mode, n, nbytes, sum(stalls) / n if n else 0.0, total)
+
+
+def stall_worker(ctx, modes=("none", "sync", "async"), steps: int = 12, every: int = 4, width: int = 1024,
+                 folder: str | None = None) -> list[StallResult]:
+    """Rank worker (``launch.run(ckpt.stall_worker, 1)``): :func:`stall_bench` for each mode inside the rank's
+    gloo group, as a training job calls DCP — ``async_save`` needs a CPU (gloo) backend in the group."""
+    torch.set_num_threads(1)
+    return [stall_bench(m, steps, every, width, folder) for m in modes]

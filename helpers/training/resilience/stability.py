@@ -1,8 +1,9 @@
 """Loss spikes provoked and cured, gradient-norm monitoring, and the numerics underneath (chapter 26).
 
-:func:`train` runs a tiny GPT with one recipe (:class:`Recipe`: learning rate, warm-up, clipping, z-loss, precision
-and loss scaling) and returns the loss and gradient-norm curves; :func:`spikes` counts loss spikes; :class:`GradMonitor`
-flags a gradient norm far above its running average — it usually rises a step or more before the loss does.
+:func:`train` runs a tiny GPT with one recipe (:class:`Recipe`: learning rate, warm-up, clipping, z-loss, qk-layernorm,
+precision and loss scaling) and returns the loss, gradient-norm, attention-logit and log Z curves; :func:`spike_events`
+finds loss spikes that recover and tells them from divergence; :class:`GradMonitor` flags a gradient norm far above
+its running average — it often rises a step or more before the loss does.
 :func:`overflow_underflow`, :func:`softmax_naive_vs_stable` and :func:`accumulation_error` measure fp16/bf16 limits.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Recipe:
     z_loss: float = 0.0
     precision: str = "fp32"
     loss_shrink: float = 1.0     # multiplies the loss: 2**-20 puts gradients where fp16 underflows (see chapter)
+    qk_norm: bool = False        # LayerNorm on queries and keys before q·kᵀ (qk-layernorm)
 
     def __post_init__(self):
         if self.precision not in PRECISIONS:
@@ -51,6 +53,41 @@ class GradMonitor:
         return flag
 
 
+class Attention(tiny.CausalSelfAttention):
+    """The tiny GPT's attention, optionally with qk-layernorm, recording its largest attention logit.
+
+    qk-layernorm (Dehghani et al. 2023, arXiv 2302.05442; Wortsman et al. 2023, arXiv 2309.14322 §3.1) normalises
+    each head's queries and keys before q·kᵀ, so the attention logits cannot grow with the weights."""
+
+    def __init__(self, cfg: tiny.GPTConfig, qk_norm: bool):
+        super().__init__(cfg)
+        hs = cfg.d_model // cfg.n_heads
+        self.q_ln = torch.nn.LayerNorm(hs) if qk_norm else torch.nn.Identity()
+        self.k_ln = torch.nn.LayerNorm(hs) if qk_norm else torch.nn.Identity()
+        self.max_logit = torch.zeros(())
+
+    def forward(self, x):
+        B, T, C = x.shape
+        hs = C // self.n_heads
+        q, k, v = (t.view(B, T, self.n_heads, hs).transpose(1, 2) for t in self.qkv(x).split(C, dim=2))
+        q, k = self.q_ln(q), self.k_ln(k)                           # (B, nh, T, hs); identity without qk_norm
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))     # (B, nh, T, T)
+        future = self.future[:T, :T]
+        self.max_logit = att.detach().masked_fill(future, 0).abs().max()
+        att = torch.softmax(att.masked_fill(future, float("-inf")), dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(B, T, C))
+
+
+def build_model(recipe: Recipe, seed: int, d_model: int) -> torch.nn.Module:
+    """The 2-layer tiny GPT with :class:`Attention` swapped in (same initial weights with or without qk_norm)."""
+    model = tiny.build("gpt", seed=seed, d_model=d_model, n_layers=2)
+    for blk in model.blocks:
+        attn = Attention(model.cfg, recipe.qk_norm)
+        attn.load_state_dict(blk.attn.state_dict(), strict=False)     # q_ln/k_ln start as the identity map
+        blk.attn = attn
+    return model
+
+
 @dataclass(frozen=True)
 class TrainResult:
     recipe: str
@@ -62,36 +99,70 @@ class TrainResult:
     skipped_steps: int
     zero_grad_frac: float         # fraction of gradient entries exactly 0 at the last step (underflow shows here)
     monitor_flags: tuple
+    spike_steps: tuple = ()       # first step of each spike (see :func:`spike_events`)
+    diverged: bool = False        # the loss ended far above its best and stayed there: divergence, not a spike
+    attn_logits: tuple = field(default=(), repr=False)   # per step: largest |q·k|/√d over both layers
+    log_z: tuple = field(default=(), repr=False)         # per step: mean log Z = logsumexp(output logits)
+    max_attn_logit: float = 0.0
+    max_abs_log_z: float = 0.0
 
 
-def spikes(losses, factor: float = 1.5, start: int = 10) -> int:
-    """Steps (from ``start``) whose loss exceeds ``factor`` × the best loss so far (or is not finite)."""
-    best, n = float("inf"), 0
-    for i, l in enumerate(losses):
-        if i >= start and (not math.isfinite(l) or l > factor * best):
-            n += 1
-        if math.isfinite(l):
-            best = min(best, l)
-    return n
+def _median(xs) -> float:
+    xs = sorted(x for x in xs if math.isfinite(x))
+    return xs[len(xs) // 2] if xs else float("inf")
+
+
+def spike_events(losses, factor: float = 1.5, min_rise: float = 0.3, window: int = 20,
+                 start: int = 10) -> tuple[list[int], bool]:
+    """Spikes in a loss curve, told apart from divergence: returns (first step of each spike, diverged).
+
+    A spike starts at a step (from ``start``) whose loss is not finite or exceeds the median of the previous ``window``
+    losses by ``factor`` × and by ``min_rise`` nats (a relative jump, and more than noise near a low loss); it lasts while the loss stays above that threshold and must be
+    over within ``window`` steps (the loss came back). Divergence is the loss not coming back: an excursion that
+    lasts ``window`` steps or more, or a median of the last ``window`` losses above the first loss (the untrained
+    model's: the run has undone all it learned). A diverged run reports no spikes."""
+    events, i, n = [], start, len(losses)
+    diverged = n > 0 and not _median(losses[-window:]) <= losses[0]
+    while i < n:
+        base = _median(losses[max(0, i - window):i])
+        limit = max(factor * base, base + min_rise)
+        if math.isfinite(losses[i]) and losses[i] <= limit:
+            i += 1
+            continue
+        j = i
+        while j < n and not (math.isfinite(losses[j]) and losses[j] <= limit):
+            j += 1
+        if j - i >= window:
+            return [], True
+        events.append(i)
+        i = j
+    return ([], True) if diverged else (events, False)
+
+
+def spikes(losses, **kw) -> int:
+    """How many spikes :func:`spike_events` finds (divergence is not counted)."""
+    return len(spike_events(losses, **kw)[0])
 
 
 def train(recipe: Recipe, steps: int = 60, seed: int = 0, d_model: int = 64) -> TrainResult:
     torch.manual_seed(seed)
-    model = tiny.build("gpt", seed=seed, d_model=d_model, n_layers=2)
+    model = build_model(recipe, seed, d_model)
     opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95))
     half = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp16-scaled": torch.float16}.get(recipe.precision)
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24) if recipe.precision == "fp16-scaled" else None
     mon = GradMonitor()
-    losses, norms, skipped, zero_frac = [], [], 0, 0.0
+    losses, norms, skipped, zero_frac, attn, log_z = [], [], 0, 0.0, [], []
     for step in range(steps):
         for g in opt.param_groups:
             g["lr"] = recipe.lr * min(1.0, (step + 1) / recipe.warmup_steps) if recipe.warmup_steps else recipe.lr
         x, y = tiny.make_batch("gpt", 16, seed=step)
         with torch.autocast("cpu", dtype=half or torch.float32, enabled=half is not None):
             logits = model(x)
-            loss = tiny.loss_fn("gpt")(logits, y)
+            ce = tiny.loss_fn("gpt")(logits, y)                 # what the curves show: cross-entropy alone
+            loss = ce
+            lz = torch.logsumexp(logits.float(), -1)            # log Z per token: (B, T)
             if recipe.z_loss:                       # PaLM's z-loss keeps log Z = logsumexp(logits) near 0
-                loss = loss + recipe.z_loss * torch.logsumexp(logits.float(), -1).square().mean()
+                loss = loss + recipe.z_loss * lz.square().mean()
         opt.zero_grad(set_to_none=True)
         scaled = loss * recipe.loss_shrink
         (scaler.scale(scaled) if scaler else scaled).backward()
@@ -109,11 +180,15 @@ def train(recipe: Recipe, steps: int = 60, seed: int = 0, d_model: int = 64) -> 
             skipped += scaler.get_scale() < before          # an inf/nan step is skipped and the scale halved
         else:
             opt.step()
-        losses.append(loss.item())
+        losses.append(ce.item())
         norms.append(norm / recipe.loss_shrink)
         mon.update(norms[-1])
+        attn.append(max(blk.attn.max_logit.item() for blk in model.blocks))
+        log_z.append(lz.detach().mean().item())
+    events, diverged = spike_events(losses)
     return TrainResult(recipe.name, tuple(losses), tuple(norms), losses[-1], max(losses[min(10, steps - 1):]),
-                       spikes(losses), skipped, zero_frac, tuple(mon.flags))
+                       len(events), skipped, zero_frac, tuple(mon.flags), tuple(events), diverged,
+                       tuple(attn), tuple(log_z), max(attn), max(abs(z) for z in log_z))
 
 
 # ------------------------------------------------------------------ numerics
