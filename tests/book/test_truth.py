@@ -103,3 +103,9 @@ def test_every_glued_name_is_glued_in_its_chapter():
         made = set(re.findall(r"glue\(\s*[\"']([\w-]+)[\"']", text))
         bad += [f"{page.relative_to(ROOT)}: {n}" for n in sorted(used - made)]
     assert not bad, f"glued in prose but no cell glues it: {bad}"
+
+
+def test_bibliography_has_no_tex_maths():
+    """A `$` in an entry reaches the bibliography page as raw TeX (the browser check fails on it): write USD, λ."""
+    bad = [f"{k}: {f}" for k, e in _bib().items() for f, v in e.items() if "$" in v]
+    assert not bad, bad
