@@ -109,3 +109,12 @@ def test_bibliography_has_no_tex_maths():
     """A `$` in an entry reaches the bibliography page as raw TeX (the browser check fails on it): write USD, λ."""
     bad = [f"{k}: {f}" for k, e in _bib().items() for f, v in e.items() if "$" in v]
     assert not bad, bad
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_chapter_numbers_in_code_comments_either(page):
+    """Comments in code cells cannot link, so they name the chapter by topic ("the memory chapter"), which cannot go
+    stale when chapters are renumbered."""
+    text = re.sub(r"\{ref\}`[^`]*`|\]\([^)]*\)|https?://\S+", " ", page.read_text(encoding="utf-8"))
+    found = [line.strip() for line in text.split("\n") if re.search(r"#.*\b[Cc]hapters?\s+\d", line)]
+    assert not found, f"{page.relative_to(ROOT)}: {found[:3]}"
