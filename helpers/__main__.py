@@ -16,6 +16,7 @@ TOOLS: dict[str, str] = {
     "device": "helpers.core.device",
     "launch": "helpers.core.launch",
     "smiparse": "helpers.core.smiparse",
+    "expect": "helpers.core.expect",
     "backends": "helpers.compute.backends",
     "transfer": "helpers.compute.transfer",
     "bench": "helpers.compute.bench",
@@ -54,13 +55,16 @@ TOOLS: dict[str, str] = {
     "elastic": "helpers.training.resilience.elastic",
     "attention": "helpers.training.models.attention",
     "gptmfu": "helpers.training.profiling.gpt_mfu",
+    "llmtrain": "helpers.training.profiling.llmtrain",
     "serving": "helpers.serving.batching",
+    "llmserve": "helpers.serving.llmserve",
     "mig": "helpers.ops.mig",
     "exporter": "helpers.ops.exporter",
     "prom": "helpers.ops.promserver",
     "slurm": "helpers.ops.slurm",
     "schedsim": "helpers.ops.schedsim",
     "health": "helpers.ops.health",
+    "nodecheck": "helpers.ops.nodecheck",
     "powertrace": "helpers.economics.power",
     "kernels": "helpers.kernels.kbench",
     "nvflare": "helpers.governance.nvflare_run",
@@ -112,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from helpers.core import cli
 
-    mod = importlib.import_module(TOOLS[name])
-    return cli.run(mod.main, rest, prog=f"python -m helpers {name}")
+    # the module is imported inside cli.run, whose signal handlers then already cover the slow imports (torch)
+    return cli.run(lambda args: importlib.import_module(TOOLS[name]).main(args), rest, prog=f"python -m helpers {name}")
 
 
 if __name__ == "__main__":

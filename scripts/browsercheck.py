@@ -7,6 +7,8 @@ to another host blocked (so a page that needs the network fails here):
 * failed requests (network failures, HTTP >= 400) and requests to other hosts (the book must work offline);
 * raw TeX left in the text after MathJax ran (``$…$``, ``\\(``, ``\\[``, ``\\frac``, ``\\begin{``), code excluded;
 * plotly figures that did not render (a ``.plotly-graph-div`` without its SVG);
+* figure text that overlaps or is clipped, and squashed plots, at 390 and 1366 px (``scripts/figurecheck.py``; the
+  list goes to ``_build/browsercheck-figures.json``);
 * broken internal links and anchors (``scripts/pageweights.py``: static, no browser needed);
 
 and saves screenshots of one chapter at desktop (1280 px) and phone (390 px) width, and desktop in dark mode, into
@@ -29,6 +31,7 @@ import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import figurecheck  # noqa: E402
 import pageweights  # noqa: E402
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
@@ -254,6 +257,7 @@ def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: boo
             problems.extend(wide)
             print(f"{'ok  ' if not wide else 'FAIL'} {len(todo)} pages at 390 px: {len(wide)} scroll sideways",
                   flush=True)
+            problems.extend(figurecheck.report(browser, server.url, todo, root.parent / "browsercheck-figures.json"))
             for page in [p for p in todo if p.startswith("chapters/")][:1] + ["index.html"]:
                 found = navigation(browser, server.url, page)
                 problems.extend(found)

@@ -7,13 +7,17 @@ negative, huge, non-finite, malformed, empty) plus hand-written ones (missing, e
 arguments; unknown sub-commands). Each case runs as ``python -m helpers TOOL …`` in a fresh working folder with
 its own TMPDIR, and is classified: clear error (non-zero exit, one or two stderr lines, no traceback), traceback,
 wrong success (exit 0), hang (past the time limit; killed with its process group), leftovers (files left in the
-working folder or TMPDIR).
+working folder or TMPDIR). ``--kinds files`` adds the hostile files, outputs and helper programs of
+``scripts/hostile_files.py`` (FIFOs, /dev/zero, 1e6 rows, folders, --out at an input/FIFO/socket, NaN/inf/negative
+and non-ASCII numbers, sleeping/flooding/garbage fake programs, a crafted pickle), each also judged on
+"data touched" (an input or FIFO changed, the pickle's marker created).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -26,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.book.test_cli_properties import flags, rejected  # noqa: E402  (the parsers, read the same way)
 
 from helpers.__main__ import TOOLS  # noqa: E402
+from scripts import hostile_files  # noqa: E402
 
 BAD = ["0", "-1", "-0.5", "abc", "nan", "inf", "1e400", "", "99999999999999999999", "1,,2", "4Q"]
 EXTRA = {
@@ -78,22 +83,76 @@ def run(case, timeout_s: float):
             "stderr": "\n".join(lines[-3:])}
 
 
+def run_file_case(case, timeout_s: float):
+    """One case of hostile_files: its files made in a fresh folder, judged on exit code, hang, data touched."""
+    with tempfile.TemporaryDirectory(prefix="hostile-") as base:
+        cwd, tmp = Path(base, "cwd"), Path(base, "tmp")
+        cwd.mkdir(), tmp.mkdir()
+        argv, extra = hostile_files.prepare(case, cwd)
+        made = set(cwd.iterdir())
+        before = hostile_files.snapshot(case["_keep"])
+        env = {**os.environ, "TMPDIR": str(tmp), "BOOK_QUIET": "1", "PYTHONPATH": str(ROOT), **extra}
+        cap = hostile_files.MEM_CAP_BYTES
+        p = subprocess.Popen([sys.executable, "-m", "helpers", case["tool"], *argv], cwd=cwd, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)))
+        try:
+            out, err = p.communicate(timeout=timeout_s)
+            hung = False
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            hung = True
+        data = hostile_files.touched(before, cwd, case)
+        left = [str(x.relative_to(base)) for x in [*(set(cwd.iterdir()) - made), *tmp.iterdir()]
+                if x.name != case.get("marker")]
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    if hung or "MemoryError" in err:
+        kind = "hang"
+    elif data:
+        kind = "data touched"
+    elif "Traceback" in err:
+        kind = "traceback"
+    elif p.returncode == 0 or p.returncode not in case["ok"] or (
+            case.get("stdout_has") and case["stdout_has"] not in out):
+        kind = "wrong success"
+    elif len(lines) <= 2 or case.get("stdout_has"):
+        kind = "clear error"
+    else:
+        kind = "unclear error"
+    return {"tool": case["tool"], "argv": [case["kind"], *case["argv"]], "exit": p.returncode, "kind": kind,
+            "leftovers": left, "stderr": "\n".join(lines[-3:] + data)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--tools", default="", help="comma-separated subset (default: every tool)")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--kinds", choices=["args", "files", "all"], default="all",
+                    help="bad flag values (args), hostile files/outputs/programs (files), or both")
     a = ap.parse_args()
     tools = [t for t in (a.tools.split(",") if a.tools else TOOLS) if t]
-    todo = cases(tools)
+    todo = [(run, c) for c in cases(tools)] if a.kinds in ("args", "all") else []
+    if a.kinds in ("files", "all"):
+        todo += [(run_file_case, c) for c in hostile_files.cases() if c["tool"] in tools]
     with ThreadPoolExecutor(a.jobs) as ex:
-        res = list(ex.map(lambda c: run(c, a.timeout), todo))
-    kinds = ["clear error", "unclear error", "traceback", "wrong success", "hang"]
+        res = list(ex.map(lambda fc: fc[0](fc[1], a.timeout), todo))
+    kinds = ["clear error", "unclear error", "traceback", "wrong success", "hang", "data touched"]
     print(f"{'inputs tried':14s} {len(res)}")
     for k in kinds:
         print(f"{k:14s} {sum(r['kind'] == k for r in res)}")
     print(f"{'leftovers':14s} {sum(bool(r['leftovers']) for r in res)}")
+    by_kind: dict = {}
+    for r, (fn, c) in zip(res, todo):
+        if fn is run_file_case:
+            by_kind.setdefault(c["kind"].split(":")[0], []).append(r)
+    if by_kind:
+        print(f"\n{'file kind':32s} tried " + " ".join(f"{k.split()[0]:>7s}" for k in kinds) + " leftover")
+        for k, rs in sorted(by_kind.items()):
+            print(f"{k:32s} {len(rs):5d} " + " ".join(f"{sum(r['kind'] == x for r in rs):7d}" for x in kinds)
+                  + f" {sum(bool(r['leftovers']) for r in rs):8d}")
     for r in res:
         if r["kind"] != "clear error" or r["leftovers"]:
             print(f"  {r['kind']:13s} python -m helpers {r['tool']} {' '.join(r['argv'])} -> exit {r['exit']}: "

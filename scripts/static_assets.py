@@ -2,7 +2,10 @@
 
 Nothing large is kept in git: every file here comes from a pinned package that ``make install`` installs.
 
-* ``plotly/plotly.min.js`` — from the ``plotly`` wheel (``package_data``);
+* ``plotly/plotly.min.js`` — plotly.js's *cartesian* partial bundle (scatter, bar, heatmap, box, histogram, contour,
+  pie …: every trace type the book draws; 1.5 MB instead of 4.8 MB) from the npm registry
+  (``plotly.js-cartesian-dist-min``, the version the ``plotly`` wheel bundles), fetched with ``npm pack``; without
+  npm, the full bundle from the ``plotly`` wheel (``package_data``);
 * ``mathjax/`` — MathJax 3 ``tex-svg.js`` (SVG output: glyphs are inside the script, no font files to fetch) plus the
   TeX extensions, menu and a11y components it may load on demand, from the ``django-static-mathjax`` wheel (MathJax
   3.2.2, Apache-2.0; the wheel has no dependencies and is used here only as a carrier of the files);
@@ -21,22 +24,60 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MATHJAX_PARTS = ["tex-svg.js", "input/tex/extensions", "ui", "a11y"]
 CJK_FONTS = [Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")]
+SKIP_DIRS = {".venv", "_build", ".git", "node_modules", ".whl"}
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
 
-def copy_plotly(dest: Path) -> Path:
+# The trace types in plotly.js's cartesian partial bundle; tests/book/test_static_assets.py checks every stored
+# figure uses only these (a figure with another type would not render in the book).
+CARTESIAN_TRACES = {"scatter", "bar", "box", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "contour",
+                    "image", "pie", "scatterternary", "violin"}
+_VERSION = re.compile(rb"plotly\.js(?: \([a-z -]+\))? v(\d+\.\d+\.\d+)")
+
+
+def plotly_version(path: Path) -> str | None:
+    m = _VERSION.search(path.read_bytes()[:400]) if path.exists() else None
+    return m.group(1).decode() if m else None
+
+
+def fetch_cartesian(version: str, out: Path) -> bool:
+    """plotly.js-cartesian-dist-min@version from the npm registry (``npm pack``) into ``out``; False without npm."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([npm, "pack", "-q", f"plotly.js-cartesian-dist-min@{version}"], cwd=tmp,
+                           capture_output=True, text=True, timeout=300)
+        tgz = next(Path(tmp).glob("*.tgz"), None)
+        if r.returncode or tgz is None:
+            return False
+        with tarfile.open(tgz) as tar:
+            member = tar.extractfile("package/plotly-cartesian.min.js")
+            out.write_bytes(member.read())
+    return plotly_version(out) == version
+
+
+def copy_plotly(dest: Path) -> str:
     import plotly
-    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    version = plotly_version(full)
     out = dest / "plotly" / "plotly.min.js"
     out.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, out)
-    return out
+    if out.exists() and plotly_version(out) == version and out.stat().st_size < full.stat().st_size:
+        return f"{out}: cartesian bundle v{version} (kept)"
+    if version and fetch_cartesian(version, out):
+        return f"{out}: cartesian bundle v{version}, {out.stat().st_size // 1000} KB (npm)"
+    shutil.copyfile(full, out)
+    return f"{out}: FULL bundle v{version}, {out.stat().st_size // 1000} KB (npm unreachable: pages weigh 3.3 MB more)"
 
 
 def copy_mathjax(dest: Path) -> Path:
@@ -57,8 +98,12 @@ def copy_mathjax(dest: Path) -> Path:
 
 def book_cjk_text() -> str:
     chars = set()
-    for pattern in ("chapters/*/*.md", "chapters/*/glossary.yml", "book/*.md", "index.md", "_toc.yml", "_config.yml"):
+    # every source, not only the pages built now: *.zh.md and the glossaries too (room for a Chinese edition)
+    # and the notebooks' outputs and the helpers' data, whose strings reach the pages (境 and 界 come from there)
+    for pattern in ("**/*.md", "**/*.ipynb", "**/*.yml", "**/*.yaml", "helpers/**/*.py"):
         for path in ROOT.glob(pattern):
+            if path.parts[len(ROOT.parts)] in SKIP_DIRS:
+                continue
             chars.update(CJK.findall(path.read_text(encoding="utf-8", errors="replace")))
     return "".join(sorted(chars))
 

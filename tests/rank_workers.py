@@ -50,6 +50,32 @@ def start_child_and_hang(ctx, pidfile):
     time.sleep(3600)
 
 
+def fill_tmp_and_hang(ctx):
+    """Each rank writes into its TMPDIR and its inductor cache folder (as torch.compile would), says so, then hangs."""
+    import tempfile
+    from pathlib import Path
+
+    cache = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / f"kernel{ctx.rank}.py").write_text("# a cached kernel")
+    Path(tempfile.mkstemp(prefix="scratch-")[1]).write_text("x")
+    print("ready", flush=True)                  # into the rank's log: the test waits for it
+    time.sleep(3600)
+
+
+def kill_self_on_rank(ctx, rank):
+    """The rank is killed with SIGKILL (as the OOM killer would); the others then fail in a collective."""
+    import signal
+
+    import torch.distributed as dist
+
+    dist.barrier()
+    if ctx.rank == rank:
+        os.kill(os.getpid(), signal.SIGKILL)
+    dist.barrier()
+    time.sleep(3600)
+
+
 if __name__ == "__main__":      # `python -m tests.rank_workers`: env_of is __main__.env_of here, resolved by the launcher
     import json
 

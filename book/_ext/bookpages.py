@@ -12,7 +12,11 @@ What it does to the built HTML (the notebooks' stored outputs are not touched, s
 * duplicate inline scripts are dropped (sphinx-thebe declares ``const THEBE_JS_URL`` twice otherwise), and the
   theme's colour mode defaults to ``auto`` (an empty one logs a console error on a first visit);
 * the chapter's jupytext ``.md`` source is offered in the download menu beside the ``.ipynb``;
-* ``book.css`` (responsive tables/outputs, CJK font stack, dark-mode figures) is added to every page.
+* ``book.css`` (responsive tables/outputs, CJK font stack, dark-mode figures) is added to every page;
+* when the build finishes (issue 29, page weight): the theme's ``fontawesome.js`` (every icon, 1.5 MB) keeps the
+  drawings of only the icons the built pages and scripts name (``fa-…``; the others become empty, ~150 KB), and
+  Sphinx's search index and tools (~400 KB) are loaded by ``search.html`` only (the theme adds them to every page
+  for a search-as-you-type it does not use here: the search box submits to ``search.html``).
 """
 from __future__ import annotations
 
@@ -90,6 +94,53 @@ def page_context(app, pagename, templatename, context, doctree):
                     "tooltip": "Download the MyST source (jupytext pairs it with the notebook)"})
 
 
+_STR = r'"(?:[^"\\]|\\.)*"'
+# one icon of fontawesome.js's packs: name:[width,height,[aliases],unicode,path or [paths]]
+_FA_ICON = re.compile(r'(?<=[{,])("?[a-z0-9-]+"?):\[(\d+),(\d+),\[([^\]]*)\],("[0-9a-f]*"|\d+),('
+                      + _STR + r'|\[(?:' + _STR + r',?)*\])\]')
+_FA_NAME = re.compile(r"\bfa-([a-z0-9-]+)")
+_SEARCH_JS = re.compile(r'\s*<script src="[^"]*(?:_static/searchtools|_static/language_data|searchindex)\.js"></script>')
+
+
+def subset_fontawesome(outdir: Path) -> tuple[int, int]:
+    """Keep the drawings of the icons the site names; (icons kept, bytes after)."""
+    fa = outdir / "_static" / "scripts" / "fontawesome.js"
+    if not fa.exists():
+        return 0, 0
+    used: set[str] = set()
+    for path in [*outdir.rglob("*.html"), *(p for p in (outdir / "_static").rglob("*.js") if p != fa)]:
+        used.update(_FA_NAME.findall(path.read_text(encoding="utf-8", errors="replace")))
+    kept = []
+
+    def icon(m: re.Match) -> str:
+        if ({m.group(1).strip('"')} | set(re.findall(r'"([a-z0-9-]+)"', m.group(4)))) & used:
+            kept.append(m.group(1))
+            return m.group(0)
+        return f'{m.group(1)}:[{m.group(2)},{m.group(3)},[],{m.group(5)},""]'
+    fa.write_text(_FA_ICON.sub(icon, fa.read_text(encoding="utf-8")), encoding="utf-8")
+    return len(kept), fa.stat().st_size
+
+
+def search_only_on_search_page(outdir: Path) -> int:
+    n = 0
+    for page in outdir.rglob("*.html"):
+        if page.name == "search.html" and page.parent == outdir:
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = _SEARCH_JS.sub("", text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            n += 1
+    return n
+
+
+def build_finished(app, exc):
+    if exc is None and app.builder.format == "html":
+        out = Path(app.outdir)
+        search_only_on_search_page(out)
+        subset_fontawesome(out)
+
+
 def builder_inited(app):
     root = Path(app.srcdir)
     vendor = root / VENDOR_DIR
@@ -105,6 +156,7 @@ def builder_inited(app):
 
 def setup(app):
     app.connect("builder-inited", builder_inited)
+    app.connect("build-finished", build_finished)
     # after sphinx-book-theme's header buttons (priority 501)
     app.connect("html-page-context", page_context, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -74,6 +74,9 @@ class GemmResult:
     sm_clock_MHz_min: float | None = None
     power_W_median: float | None = None
     power_W_max: float | None = None
+    power_source: str | None = None  # "instant" (NVML field 186) or "average" (NVML's ~1 s window)
+    power_valid: bool | None = None  # False: < 3 samples, or an averaged reading over a run shorter than its window
+    power_samples: int | None = None
     throttle_reasons: tuple = ()
     sampler_note: str = ""
     calls_per_timing: int = 1    # sustained: GEMMs per timed batch (time_s is per GEMM)
@@ -161,6 +164,7 @@ def _sampled(dev, fn):
     sm = smp.summary()
     return out, {"sm_clock_MHz_median": sm["sm_clock_MHz_median"], "sm_clock_MHz_min": sm["sm_clock_MHz_min"],
                  "power_W_median": sm["power_W_median"], "power_W_max": sm["power_W_max"],
+                 "power_source": sm["power_source"], "power_valid": sm["power_valid"], "power_samples": sm["samples"],
                  "throttle_reasons": tuple(sm["throttle_reasons"]), "sampler_note": sm["sampler_note"]}
 
 

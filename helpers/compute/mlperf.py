@@ -12,11 +12,10 @@ seeds, no scenario. :func:`validate` says so rule by rule, from the document alo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 
-from helpers.core import results
+from helpers.core import inputs, results
 
 TRAINING_RULES = "https://github.com/mlcommons/training_policies/blob/master/training_rules.adoc"
 INFERENCE_RULES = ("https://github.com/mlcommons/inference_policies/blob/32c6bfabd9a3461330f6b407303ef059404af1f3/"
@@ -40,7 +39,7 @@ def olympic_mean(times_s: list[float]) -> float:
     """MLPerf Training's score: the mean of the run times after dropping one fastest and one slowest."""
     if len(times_s) < 3:
         raise ValueError(f"olympic mean needs at least 3 runs, got {len(times_s)}: run the benchmark more times")
-    t = sorted(times_s)[1:-1]
+    t = sorted(inputs.number(x, what="run time (s)", allow_zero=False) for x in times_s)[1:-1]
     return sum(t) / len(t)
 
 
@@ -59,6 +58,12 @@ def validate(doc: dict) -> list[Check]:
         raise ValueError("not a bench document: expected a JSON object with 'records' "
                          "(make one with: python -m helpers bench all --out bench.json)")
     recs = doc["records"]
+    if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
+        raise inputs.BadInput("'records' must be a list of JSON objects (as bench --out writes them)")
+    for i, r in enumerate(recs):                 # a time or count is finite and not negative (NaN, inf refused)
+        for k in ("time_s", "repeats", "time_to_train_s", "scaled_residual"):
+            if r.get(k) is not None:
+                r[k] = inputs.number(r[k], what=f"records[{i}].{k}", integer=k == "repeats")
     prov = doc.get("provenance") or {}
     kinds = sorted({r.get("kind", "?") for r in recs})
     hpl = [r for r in recs if r.get("kind") == "hpl"]
@@ -106,11 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("bench_json", type=cli.nonempty_path, help="a bench document (python -m helpers bench all --out)")
     results.add_output_args(p)
     a = p.parse_args(argv)
-    try:
-        with open(a.bench_json, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"cannot read {a.bench_json!r} as JSON ({e}); pass a file written by bench --out") from e
+    doc = inputs.read_json(a.bench_json, what="bench document")
     results.emit(validate(doc), "mlperf_check", a, ["suite", "rule", "met", "evidence"])
     return 0
 

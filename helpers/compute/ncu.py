@@ -23,11 +23,10 @@ import csv
 import io
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 
-from helpers.core import results
+from helpers.core import inputs, results
 from helpers.formulas import flops
 
 METRICS = ("gpu__time_duration.sum", "l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes.sum")
@@ -72,7 +71,8 @@ def number(text: str, unit: str = "") -> float | None:
         t = t.replace(",", "")
     if unit not in _SCALE:
         raise ValueError(f"ncu unit {unit!r} is not known: add it to helpers.compute.ncu._SCALE with its scale")
-    return float(t) * _SCALE[unit]
+    # ASCII digits, finite, not negative (a byte or FLOP count cannot be): the one strict parser
+    return inputs.number(t, what=f"ncu value {text.strip()[:40]!r}") * _SCALE[unit]
 
 
 def parse_csv(text: str) -> list[KernelCounters]:
@@ -180,10 +180,14 @@ def profile(names: list[str], ncu: str = "ncu", timeout_s: float = 300.0) -> lis
     for name in names:
         cmd = [exe, "--csv", "--clock-control", "none", "--profile-from-start", "off", "--metrics", ",".join(METRICS),
                sys.executable, "-m", "helpers.compute.ncu", "workload", name]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=dict(os.environ))
+        p = inputs.run_program(cmd, timeout_s=timeout_s, what=f"ncu on {name}", env=dict(os.environ))
         if p.returncode != 0:
             raise RuntimeError(f"ncu on {name} exited {p.returncode}: {(p.stderr or p.stdout)[-400:]}")
-        out.append(traffic(name, table[name][0], parse_csv(p.stdout)))
+        try:
+            counters = parse_csv(p.stdout)
+        except ValueError as e:                  # ncu's garbage is a failed run (1), not the user's bad input
+            raise inputs.ProgramFailed(f"ncu on {name} printed no usable counters: {e}") from None
+        out.append(traffic(name, table[name][0], counters))
     return out
 
 
@@ -203,10 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.what == "parse":
         if not a.arg:
             ap.error("parse: give the ncu --csv file")
-        if not os.path.isfile(a.arg):
-            raise ValueError(f"{a.arg!r} is not a file: give the path of a saved `ncu --csv` output")
-        with open(a.arg, encoding="utf-8", errors="replace") as f:
-            recs = parse_csv(f.read())
+        recs = parse_csv(inputs.read_text(a.arg, what="ncu --csv output"))
         results.emit(recs, "ncu-counters", a)
         return 0
     names = a.workloads or list(workloads())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -40,10 +39,14 @@ class Setting:
 
 def read(path: str, root: str = "/") -> str | None:
     """The stripped text of ``root/path``, or None where it does not exist or cannot be read."""
-    try:
-        with open(os.path.join(root, path.lstrip("/")), encoding="utf-8", errors="replace") as f:
-            return f.read().strip()
-    except OSError:
+    from helpers.core import inputs
+
+    full = os.path.join(root, path.lstrip("/"))
+    if not os.path.exists(full):
+        return None
+    try:                                         # a FIFO, device or folder planted there is refused by name
+        return inputs.read_text(full, what=f"{path} under --root", max_bytes=16 * 2**20).strip()
+    except PermissionError:
         return None
 
 
@@ -132,9 +135,12 @@ def smi_query(timeout_s: float = 30.0) -> str | None:
     """``nvidia-smi -q`` text, or None where nvidia-smi is absent or fails (a CPU machine)."""
     if shutil.which("nvidia-smi") is None:
         return None
+    from helpers.core import inputs
+
     try:
-        p = subprocess.run(["nvidia-smi", "-q"], capture_output=True, text=True, timeout=timeout_s)
-    except (OSError, subprocess.TimeoutExpired):
+        p = inputs.run_program(["nvidia-smi", "-q"], timeout_s=timeout_s)
+    except (OSError, inputs.ProgramFailed) as e:
+        print(f"note: nvidia-smi -q gave nothing: {e}", file=sys.stderr)
         return None
     return p.stdout if p.returncode == 0 else None
 

@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 
-from helpers.core import procs, units
+from helpers.core import inputs, procs, units
 
 BAD_INPUT = 2
 RUN_FAILED = 1
@@ -49,6 +49,9 @@ def run(main: Callable[[list[str] | None], int | None], argv: Sequence[str] | No
     # (patched here, in the one boundary, rather than in two dozen parsers; restored in `finally`).
     saved_error = argparse.ArgumentParser.error
     argparse.ArgumentParser.error = _one_line_argparse_error
+    _register_named_inputs(args)
+    _RUN_TMP.append(None)                        # run_tmpdir() fills it in when a tool asks for one
+    procs.last_signal = None
     try:
         return int(main(args) or 0)
     except procs.Stopped as e:
@@ -63,10 +66,15 @@ def run(main: Callable[[list[str] | None], int | None], argv: Sequence[str] | No
         print(f"{name}: interrupted", file=sys.stderr)
         return 130
     except Exception as e:                       # noqa: BLE001 - this *is* the boundary
+        if procs.last_signal is not None:        # a signal's Stopped, rewrapped by C code (torch.save: RuntimeError)
+            print(f"{name}: stopped by signal {procs.last_signal}; cleaned up", file=sys.stderr)
+            return 128 + procs.last_signal
         if debug:
             raise
+        # bad input (2): the user's value, file or inventory is wrong (malformed JSON is a ValueError; YAML too);
+        # a failed run (1): everything else, including a helper program's garbage output (inputs.ProgramFailed)
         bad_input = isinstance(e, (ValueError, KeyError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
-                                   argparse.ArgumentTypeError))
+                                   argparse.ArgumentTypeError)) or type(e).__module__.split(".")[0] == "yaml"
         kind = "bad input" if bad_input else f"failed ({type(e).__name__})"
         print(f"{name}: {kind}: {_one_line(e)}  (add --debug for the traceback)", file=sys.stderr)
         return BAD_INPUT if bad_input else RUN_FAILED
@@ -74,6 +82,52 @@ def run(main: Callable[[list[str] | None], int | None], argv: Sequence[str] | No
         argparse.ArgumentParser.error = saved_error
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+        _remove_run_tmp(_RUN_TMP.pop())
+
+
+# ---- a per-run temporary folder (distributed tools: torch.compile's inductor cache), removed on every exit --------
+
+_RUN_TMP: list = []          # one entry per cli.run in progress: None, or (folder, the variable's previous value)
+
+
+def run_tmpdir() -> str | None:
+    """Inside :func:`run`: a temporary folder for this run, removed when the tool ends — after a signal too — and
+    ``TORCHINDUCTOR_CACHE_DIR`` pointed inside it unless the user set it (so torch.compile's caches do not pile up
+    in TMPDIR). None outside ``cli.run`` (a notebook keeps its own caches)."""
+    import tempfile
+
+    if not _RUN_TMP:
+        return None
+    if _RUN_TMP[-1] is None:
+        folder = tempfile.mkdtemp(prefix="book-run-")
+        _RUN_TMP[-1] = (folder, os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(folder, "inductor"))
+    return _RUN_TMP[-1][0]
+
+
+def _remove_run_tmp(entry) -> None:
+    import shutil
+
+    if entry is None:
+        return
+    folder, previous = entry
+    if previous is None:
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _register_named_inputs(args: list[str]) -> None:
+    """Every existing regular file named on the command line (other than ``--out``'s) is an input of this run:
+    ``--out`` may not overwrite it (``inputs.check_output``). Readers also register what they open."""
+    inputs.forget_inputs()
+    skip = False
+    for a in args:
+        if skip or a == "--out" or a.startswith("--out="):
+            skip = a == "--out"
+            continue
+        value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
+        if value and not value.startswith("-") and "\x00" not in value:
+            inputs.register(value)
 
 
 def _one_line_argparse_error(parser: argparse.ArgumentParser, message: str):
@@ -146,19 +200,26 @@ def nonempty_path(text: str) -> str:
 
 
 def out_file(text: str) -> str:
-    """``--out FILE``: checked before the run starts (not empty, not a folder, its folder writable or creatable),
-    so an hour of measuring never ends in "permission denied". Nothing is created here."""
-    if not text.strip():
+    """``--out FILE``: checked before the run starts (not empty, not a folder, device, FIFO or socket, not one of
+    the run's input files, its folder existing and writable), so an hour of measuring never ends in "permission
+    denied" or a destroyed input. Nothing is created here, and no folder ever is for it (the one output layer:
+    ``records.save`` re-checks at write time and writes via an exclusive temporary file + rename)."""
+    if not text.strip() or "\x00" in text:
         raise argparse.ArgumentTypeError("an empty file name: give --out a path such as results/x.json")
     p = os.path.abspath(text)
     if os.path.isdir(p):
         raise argparse.ArgumentTypeError(f"{text!r} is a folder: give a file name inside it, e.g. {text}/x.json")
+    try:
+        inputs.check_output(p)
+    except inputs.BadInput as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     if os.path.exists(p) and not os.access(p, os.W_OK):
         raise argparse.ArgumentTypeError(f"{text!r} exists and is not writable")
     parent = os.path.dirname(p)
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+    if not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"{text!r}: its folder {parent} does not exist; create it first "
+                                         "(--out creates no folder)")
+    if not os.access(parent, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"{text!r}: cannot write in {parent} (not a writable folder)")
     return text
 

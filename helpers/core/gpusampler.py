@@ -41,7 +41,7 @@ def reason_names(mask: int) -> list[str]:
 class Sample:
     t_s: float
     sm_clock_MHz: int | None
-    power_W: float | None
+    power_W: float | None          # NVML's instantaneous power where it has it, else its ~1 s average
     temperature_C: int | None
     reasons_mask: int | None
 
@@ -109,11 +109,30 @@ class Sampler:
     def _read(self) -> Sample:
         n, h = self._nvml, self._handle
         clk, _ = nvmlquery.ask(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM)
-        mw, _ = nvmlquery.ask(n.nvmlDeviceGetPowerUsage, h)
+        mw = self._instant_mW()
+        if mw is None:
+            mw, _ = nvmlquery.ask(n.nvmlDeviceGetPowerUsage, h)
         temp, _ = nvmlquery.ask(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU)
         fn = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
         mask, _ = nvmlquery.ask(fn, h)
         return Sample(time.perf_counter() - self._t0, clk, None if mw is None else mw / 1000.0, temp, mask)
+
+    def _instant_mW(self) -> float | None:
+        """NVML_FI_DEV_POWER_INSTANT (field 186; Hopper and later): the power now, not ``nvmlDeviceGetPowerUsage``'s
+        average over about a second, which smears a benchmark point shorter than that with the idle time around it."""
+        if self.power_source == "average":
+            return None
+        n = self._nvml
+        fid = getattr(n, "NVML_FI_DEV_POWER_INSTANT", 186)
+        vals, _ = nvmlquery.ask(n.nvmlDeviceGetFieldValues, self._handle, [fid])
+        v = vals[0] if vals else None
+        if v is None or getattr(v, "nvmlReturn", 1) != 0:
+            self.power_source = "average"                  # not supported here: NVML's ~1 s average from now on
+            return None
+        self.power_source = "instant"
+        return float(v.value.uiVal)
+
+    power_source = ""       # "instant" (NVML field 186) or "average" (nvmlDeviceGetPowerUsage, ~1 s window)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -144,8 +163,13 @@ class Sampler:
         note = self.note
         if self.samples and not clk:
             note = note or "NVML gave samples without an SM clock (field not supported here)"
+        span = self.samples[-1].t_s - self.samples[0].t_s if len(self.samples) > 1 else 0.0
+        # an averaged reading is valid only over a window longer than its own (~1 s) averaging window
+        # (a sampler thread starved by a busy timing loop can also return one stale sample: ask for at least three)
+        valid = len(pw) >= 3 and (self.power_source == "instant" or span >= 1.0)
         return {"sm_clock_MHz_median": statistics.median(clk) if clk else None,
                 "sm_clock_MHz_min": min(clk) if clk else None,
                 "power_W_median": statistics.median(pw) if pw else None,
                 "power_W_max": max(pw) if pw else None,
+                "power_source": self.power_source or None, "power_valid": valid, "sampled_s": round(span, 3),
                 "throttle_reasons": seen, "samples": len(self.samples), "sampler_note": note}

@@ -82,6 +82,7 @@ def add_args(ap: argparse.ArgumentParser, world_size: int | None = 2, *, many: b
              backend: bool = True, timeout_s: float = 120.0, min_ranks: int = 1) -> None:
     """The options every distributed tool shares: ``--world-size`` (``many``: a list such as ``1,2`` or ``2 4``,
     read with :func:`world_sizes`; None: no such option, the tool derives it), ``--backend`` and ``--timeout``."""
+    cli.run_tmpdir()          # under cli.run: inductor caches in a per-run folder, removed on exit and on signals
     ranks = cli.world_size if min_ranks <= 1 else cli.bounded_int(min_ranks, cli.MAX_WORLD_SIZE)
     note = "under torchrun/srun the launcher's world size is used"
     if world_size is None:

@@ -6,9 +6,11 @@ representations of each figure:
 * ``text/html`` — a ``<div>`` plus a call to ``Plotly.newPlot``; plotly.js itself is *not* inlined (that
   would add ~5 MB per notebook). ``make static`` copies ``plotly.min.js`` from the plotly package, and the book's
   extension (``book/_ext/bookpages.py``) loads it, deferred, only on pages with a figure, makes each figure's
-  script wait for it and thins long floats, so the figure renders offline. ``assets/js/book-figures.js`` re-lays
-  figures out in the browser for phones (legend below, menus inside) and dark mode, so this renderer's output — and
-  every stored notebook output — stays as it is. The div id is derived from the figure's content, so the same
+  script wait for it and thins long floats, so the figure renders offline. ``assets/js/book-figures.js`` holds the
+  book's responsive rule for every figure type (wrapped titles, legend and menus above the plot on phones, sliders
+  below the tick labels, automargin, tick and label thinning, heatmap text sized to its cells, a minimum plot
+  height, dark mode) and applies it in the reader's browser at the page's width, so this renderer's output — and
+  every stored notebook output — stays as it is; ``scripts/figurecheck.py`` measures the result at 390 and 1366 px. The div id is derived from the figure's content, so the same
   figure gives the same HTML on every run and nbval can compare it.
 * ``application/vnd.plotly.v1+json`` — what JupyterLab and VS Code render in a live notebook.
 

@@ -68,7 +68,12 @@ class Stopped(SystemExit):
     """Raised in the parent by SIGTERM / SIGHUP while ranks run, so ``finally`` stops them and cleans up."""
 
 
+last_signal: int | None = None     # the signal raise_stop last turned into Stopped (cli.run resets it per run)
+
+
 def raise_stop(signum, _frame):
+    global last_signal
+    last_signal = signum    # a C extension (torch.save's writer) may turn Stopped into its own error: cli.run looks here
     raise Stopped(128 + signum)
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.core import procs
+from helpers.core import procs, rankerrors
 from helpers.core.rankspawn import RankContext, RankFailed, SpawnResult, choose_backend, free_port, join_group
 
 _joined = False          # launch.run joins the launcher's group once per process (see as_rank)
@@ -80,7 +80,13 @@ def as_rank(fn: Callable[..., Any], args: Sequence[Any], backend: str | None = N
                            "one launcher job per world size")
     launcher = "torchrun" if "RANK" in os.environ else "srun"
     t0 = time.monotonic()
-    ctx = init_from_env(backend, timeout_s)
+    try:
+        ctx = init_from_env(backend, timeout_s)
+    except (RuntimeError, OSError) as e:      # DistStoreError, DistNetworkError, gloo's enforce failures
+        rank, world = (env_rank() or (0, 1, 0))[:2]
+        fix = rankerrors.fix_for(str(e)) or rankerrors.rendezvous_fix()
+        raise RankFailed(rank, f"rank {rank} of {world} could not join the process group: "
+                               f"{rankerrors.last_error(str(e))}; fix: {fix}", str(e)) from None
     _joined = True
     try:
         out = fn(ctx, *args)

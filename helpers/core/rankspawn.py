@@ -4,7 +4,9 @@
 group and calls ``fn(ctx, *args)`` with a :class:`RankContext`; the small picklable results come back in rank order.
 Every run has a timeout. When a rank raises, dies or hangs, the other ranks are killed (heartbeats name the rank
 that stopped responding, ``helpers.core.procs``), each rank's output is kept in a per-rank log for the error, and
-:class:`RankFailed` names the rank with its traceback — the kernel never hangs.
+:class:`RankFailed` names the rank in one line (``helpers.core.rankerrors``: what failed, the fix, its log) — the
+kernel never hangs. A signal (Ctrl-C, SIGTERM, SIGHUP) stops the ranks and removes the run's folder, which also
+holds the ranks' TMPDIR and torch.compile's inductor cache.
 
 The backend is chosen in one place, :func:`choose_backend`: NCCL when every rank has a GPU of its own, gloo
 otherwise, and the choice carries its reason. A worker must be importable by the child processes;
@@ -26,21 +28,13 @@ import tempfile
 import time
 import traceback
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers.core import procs
-
-
-class RankFailed(RuntimeError):
-    """A rank raised, died or hung. ``rank`` is the first failing rank (None if unknown)."""
-
-    def __init__(self, rank: int | None, message: str, detail: str = "", ranks: Sequence[int] = ()):
-        self.rank, self.detail = rank, detail
-        self.ranks = tuple(ranks) or ((rank,) if rank is not None else ())  # every rank at fault
-        super().__init__(message + (f"\n{detail}" if detail else ""))
+from helpers.core import procs, rankerrors
+from helpers.core.rankerrors import RankFailed  # noqa: F401 - its public home is here and in launch
 
 
 @dataclass(frozen=True)
@@ -136,6 +130,7 @@ def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_di
     os.dup2(log.fileno(), 2)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank))
+    _run_tmp(log_dir)
     if backend == "gloo":
         # gloo ranks run on CPU; hide the GPUs before anything initialises CUDA, so that library code that
         # checks torch.cuda.is_available() (e.g. PowerSGD's hook) does not try to use a GPU these ranks don't own
@@ -153,8 +148,21 @@ def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_di
         dist.barrier()
         dist.destroy_process_group()
     except BaseException:
-        results.put(("error", rank, traceback.format_exc()))
+        tb = traceback.format_exc()
+        sys.stderr.write(tb)                     # the rank's log keeps the traceback the one-line error names
+        sys.stderr.flush()
+        results.put(("error", rank, tb))
         raise SystemExit(1)
+
+
+def _run_tmp(log_dir: str) -> None:
+    """A rank's temporary files (and torch.compile's inductor cache, unless the user chose a folder) go inside the
+    run's folder, which the parent removes after the run — after a signal too."""
+    tmp = Path(log_dir) / "tmp"
+    tmp.mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(tmp)
+    tempfile.tempdir = None                      # gettempdir() reads TMPDIR again
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(log_dir) / "inductor"))
 
 
 def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | None = None,
@@ -178,7 +186,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
     ranks = [ctx.Process(target=_entry, args=(r, world_size, port, be, timeout_s, fn, args, results, log_dir,
                                               beats, stage), daemon=True) for r in range(world_size)]
     got: dict[int, Any] = {}
-    failed = True
+    keep_logs = False
     import threading
 
     handlers = {}
@@ -200,27 +208,50 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
                         status, rank, payload = results.get_nowait()
                     except _queue.Empty:
                         r = dead[0]
-                        raise RankFailed(r, f"rank {r} of {world_size} died (exit code {ranks[r].exitcode}) "
-                                            "without a Python traceback", _log_tail(log_dir, r)) from None
+                        raise rankerrors.died(r, world_size, ranks[r].exitcode, _log_tail(log_dir, r),
+                                              _log(log_dir, r)) from None
                 elif time.monotonic() > deadline:
                     blamed, msg = procs.timeout_message(world_size, timeout_s, got, beats, stage)
-                    raise RankFailed(blamed[0], msg, _log_tail(log_dir, blamed[0]), ranks=blamed) from None
+                    raise RankFailed(blamed[0], msg + f" (their output: {log_dir})", _log_tail(log_dir, blamed[0]),
+                                     ranks=blamed, log=log_dir) from None
                 else:
                     continue
             if status == "error":
-                raise RankFailed(rank, f"rank {rank} of {world_size} raised:", payload.rstrip())
+                killed = _killed(ranks, got, rank)    # a rank killed by a signal makes its peers raise: blame it
+                if killed is not None:
+                    raise rankerrors.died(killed, world_size, ranks[killed].exitcode, _log_tail(log_dir, killed),
+                                          _log(log_dir, killed))
+                raise rankerrors.raised(rank, world_size, payload, _log(log_dir, rank))
             got[rank] = payload
         for p in ranks:
             p.join(max(1.0, t0 + timeout_s - time.monotonic()))
-        failed = False
+    except RankFailed:
+        keep_logs = True                                 # named in the error; the rest of the folder goes
+        raise
     finally:
         procs.stop_all(ranks)
         results.close()
         for sig, h in handlers.items():
             signal.signal(sig, h)
-        if not failed:
-            shutil.rmtree(log_dir, ignore_errors=True)   # kept (and named in the error) only when a run failed
+        if keep_logs:
+            for sub in ("tmp", "inductor"):
+                shutil.rmtree(Path(log_dir) / sub, ignore_errors=True)
+        else:                                            # success, Ctrl-C, SIGTERM, SIGHUP: nothing stays
+            shutil.rmtree(log_dir, ignore_errors=True)
     return SpawnResult(world_size, be, why, tuple(got[r] for r in range(world_size)), time.monotonic() - t0)
+
+
+def _log(log_dir: str, rank: int) -> str:
+    return str(Path(log_dir) / f"rank{rank}.log")
+
+
+def _killed(ranks, got, raised_rank: int) -> int | None:
+    """A rank other than ``raised_rank`` that a signal killed (its peers then fail on a closed connection)."""
+    time.sleep(0.3)                                      # let the kernel report the death
+    for r, p in enumerate(ranks):
+        if r != raised_rank and r not in got and p.exitcode is not None and p.exitcode < 0:
+            return r
+    return None
 
 
 def _log_tail(log_dir: str, rank: int, lines: int = 15) -> str:

@@ -82,11 +82,17 @@ def document_of(records: Iterable[Any], kind: str, provenance: dict[str, Any], *
 
 def save(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write ``doc`` atomically: a fresh temporary file in the same folder (created exclusively, so no file or
-    symlink of the user's is touched), renamed into place — a crash never leaves half a file."""
+    symlink of the user's is touched), renamed into place — a crash never leaves half a file. Refuses a path that
+    is a device, FIFO, socket or one of the run's inputs, and creates no folder (``helpers.core.inputs``)."""
+    from helpers.core import inputs
+
     path = Path(path)
     if not str(path) or path.is_dir():
         raise ValueError(f"--out {str(path)!r}: give a file name, not a folder or an empty string")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    inputs.check_output(path)                    # not a device/FIFO/socket, not one of the run's inputs
+    if not path.parent.is_dir():
+        raise inputs.BadInput(f"--out {str(path)!r}: its folder {str(path.parent)!r} does not exist; create it "
+                              "first (no folder is created for an output)")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         umask = os.umask(0)

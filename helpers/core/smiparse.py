@@ -145,8 +145,7 @@ def parse_query(text: str) -> Query:
         fields = {k: (None if v in ("N/A", "") else v) for k, v in fields.items()}
         g = lambda *keys: next((fields[k] for k in keys if fields.get(k) is not None), None)  # noqa: E731
         reasons = tuple(k.split("/")[-1] for k, v in fields.items()
-                        if k.startswith(("Clocks Event Reasons/", "Clocks Throttle Reasons/")) and v == "Active"
-                        and not k.endswith("Idle"))
+                        if k.startswith(("Clocks Event Reasons/", "Clocks Throttle Reasons/")) and v == "Active")
         gpus.append(QueryGPU(bus, g("Product Name") or "?", g("Product Architecture"),
                              _f(g("FB Memory Usage/Total")), _f(g("FB Memory Usage/Used")),
                              g("Performance State"), _f(g("Temperature/GPU Current Temp")),
@@ -168,9 +167,8 @@ def capture(timeout_s: float = 30.0) -> tuple[list[dict], str]:
     text (so the output can join the real-input corpus) and what the readers made of it. ([], reason) without
     nvidia-smi."""
     import shutil
-    import subprocess
 
-    from helpers.core import topology
+    from helpers.core import inputs, topology
 
     exe = shutil.which("nvidia-smi")
     if exe is None:
@@ -178,11 +176,10 @@ def capture(timeout_s: float = 30.0) -> tuple[list[dict], str]:
     recs = []
     for args, read in ((["nvidia-smi"], parse_table), (["nvidia-smi", "-q"], parse_query),
                        (["nvidia-smi", "topo", "-m"], topology.parse_topo_matrix)):
-        try:
-            p = subprocess.run([exe, *args[1:]], capture_output=True, text=True, timeout=timeout_s)
-            raw, err = p.stdout, (p.stderr.strip() if p.returncode else "")
-        except subprocess.TimeoutExpired:
-            raw, err = "", f"timed out after {timeout_s:.0f} s"
+        # a hung driver or a runaway output ends the run (ProgramFailed, exit 1), not the machine's memory
+        p = inputs.run_program([exe, *args[1:]], timeout_s=timeout_s, what=" ".join(args),
+                               max_bytes=64 * 2**20, max_rows=500_000)
+        raw, err = p.stdout, (p.stderr.strip()[:2000] if p.returncode else "")
         try:
             parsed = read(raw) if raw else None
             summary = (f"{len(parsed.gpus)} GPU(s): {parsed.gpus[0].name}" if isinstance(parsed, (Table, Query))

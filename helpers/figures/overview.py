@@ -19,7 +19,6 @@ datasheet peaks of ``helpers.core.specs``.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from dataclasses import dataclass
@@ -131,9 +130,14 @@ def fleet_check(reports: dict[str, device.DeviceReport | dict]) -> list[str]:
 
 
 def _load_report(path: str) -> dict:
-    doc = json.loads(Path(path).read_text())
-    if "records" in doc:                       # a document written with --out
-        return doc["records"][0]
+    from helpers.core import inputs
+
+    doc = inputs.read_json(path, what="device report", allow_nan=True, max_bytes=64 * 2**20)
+    if isinstance(doc, dict) and "records" in doc:     # a document written with --out
+        doc = doc["records"][0] if isinstance(doc["records"], list) and doc["records"] else None
+    if not isinstance(doc, dict):
+        raise inputs.BadInput(f"device report {path!r} is not a device report (a JSON object from "
+                              "`python -m helpers device --json` or --out)")
     return doc                                 # plain `python -m helpers device --json` output
 
 

@@ -47,20 +47,23 @@ def attention_flops(batch: int, seq_len: int, d_attn: int, n_layers: int = 1):
 
 # ---------------------------------------------------------------- training
 
-def flops_per_token(n_params, n_layers=0, seq_len=0, d_attn=0, form="palm") -> dict:
+def flops_per_token(n_params, n_layers=0, seq_len=0, d_attn=0, form="palm", causal=False) -> dict:
     """Training FLOPs per token: dense part 6N and attention part, 12·L·T·d (``form="palm"``, counts QKᵀ and the
     weighted sum of V) or 6·L·T·d (``form="kaplan"``, 3 × Kaplan's forward 2·n_layer·n_ctx·d_attn, QKᵀ only).
-    With ``n_layers=0`` both are 6N. Integers in, integers out."""
+    ``causal=True`` halves the attention part: a causal mask leaves only the lower triangle of QKᵀ to compute,
+    which is what a causal kernel (FlashAttention) does and how its FLOP rate is counted (Dao 2023,
+    arXiv:2307.08691 §4.1). With ``n_layers=0`` both are 6N. Integers in, integers out."""
     _positive(n_params=n_params)
     if form not in FORMS:
         raise ValueError(f"form={form!r}: use 'kaplan' (arXiv:2001.08361) or 'palm' (arXiv:2204.02311)")
     dense, attn = 6 * n_params, (12 if form == "palm" else 6) * n_layers * seq_len * d_attn
+    attn = attn // 2 if causal else attn                     # 12 and 6 are even: still exact
     return {"dense_flops": dense, "attention_flops": attn, "total_flops": dense + attn}
 
 
-def training_flops_per_token(n_params, n_layers=0, seq_len=0, d_attn=0, form="palm"):
-    """The total of :func:`flops_per_token`: 6N + the attention term."""
-    return flops_per_token(n_params, n_layers, seq_len, d_attn, form)["total_flops"]
+def training_flops_per_token(n_params, n_layers=0, seq_len=0, d_attn=0, form="palm", causal=False):
+    """The total of :func:`flops_per_token`: 6N + the attention term (halved with ``causal=True``)."""
+    return flops_per_token(n_params, n_layers, seq_len, d_attn, form, causal)["total_flops"]
 
 
 def training_flops(n_params: float, n_tokens: float) -> float:

@@ -155,19 +155,30 @@ class QsimResult:
     sampler_note: str = ""
 
 
+def peak_bytes(n: int) -> int:
+    """Bytes one run of ``bench`` holds at its peak: the complex64 state (2 fp32 per amplitude), a gate's output of
+    the same size, and the complex128 copy the norm check makes (twice the size)."""
+    from helpers.formulas import dtypes
+
+    return 4 * 2 ** n * 2 * dtypes.bytes_per_element("fp32")
+
+
 def bench(qubits: list[int], depth: int = 4, device=None, repeats: int = 3) -> list[QsimResult]:
     """Time ``layered(n, depth)`` for each n on ``device`` (complex64, as GPU simulators use)."""
     import torch
 
-    from helpers.core import device as devmod
+    from helpers.core import device as devmod, resources
     from helpers.frontier import sampled
 
     if device is None:
         device, _ = devmod.pick_device()
-    out = []
-    for n in qubits:
+    for n in qubits:                             # every size checked before the first one runs
         if not 2 <= n <= 34:
             raise ValueError(f"qubits={n}: use 2..34 (2^34 complex64 amplitudes = 128 GiB)")
+        resources.require_memory(peak_bytes(n), what=f"a {n}-qubit state vector (complex64, with a gate's output "
+                                 "and the complex128 norm check)", flag="--qubits", device=str(device))
+    out = []
+    for n in qubits:
         ops = layered(n, depth)
         psi = simulate(n, ops, device=device, dtype=torch.complex64)
         err = abs(float(torch.linalg.vector_norm(psi.to(torch.complex128))) - 1)

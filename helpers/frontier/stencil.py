@@ -83,11 +83,20 @@ class StencilResult:
     sampler_note: str = ""
 
 
+def peak_bytes(n: int, dtype_name: str = "float32") -> tuple[int, int]:
+    """(host, device) bytes ``bench`` holds for an n x n grid: four float64 arrays on the host (initial field, exact
+    solution, result, their difference) and three grids of ``dtype_name`` where it runs (field, next field, stencil
+    temporaries)."""
+    from helpers.formulas import dtypes
+
+    return 4 * n * n * dtypes.bytes_per_element("fp64"), 3 * n * n * dtypes.bytes_per_element(dtype_name)
+
+
 def bench(grids: list[int], steps: int = 20, device=None, dtype_name: str = "float32", r: float = 0.2,
           repeats: int = 3) -> list[StencilResult]:
     import torch
 
-    from helpers.core import device as devmod
+    from helpers.core import device as devmod, resources
     from helpers.frontier import sampled
 
     if not 0 < r <= 0.25:
@@ -96,6 +105,13 @@ def bench(grids: list[int], steps: int = 20, device=None, dtype_name: str = "flo
         device, _ = devmod.pick_device()
     dtype = getattr(torch, dtype_name)
     word = torch.finfo(dtype).bits // 8
+    on_gpu = str(device).startswith("cuda")
+    for n in grids:                              # every size checked before the first one runs
+        host, dev_b = peak_bytes(n, dtype_name)
+        what = f"a {n} x {n} grid ({dtype_name}, with the float64 reference solution)"
+        resources.require_memory(host + (0 if on_gpu else dev_b), what=what, flag="--grid")
+        if on_gpu:
+            resources.require_memory(dev_b, what=what, flag="--grid", device=str(device))
     out = []
     for n in grids:
         u0, h = initial(n)

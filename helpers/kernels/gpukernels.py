@@ -28,6 +28,10 @@ extern "C" __global__ void copy_perm(const float* __restrict__ in, float* __rest
   unsigned rows = n / stride;                       // a permutation: thread i reads (i % rows)·stride + i / rows
   out[i] = in[(i % rows) * stride + i / rows];
 }
+extern "C" __global__ void copy_vec4(const float4* __restrict__ in, float4* __restrict__ out, unsigned n4) {
+  // the optimised stride-1 copy: 16-byte loads and stores, a grid-stride loop over a grid sized to the GPU
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) out[i] = in[i];
+}
 #define T 32
 #define R 8
 extern "C" __global__ void transpose_naive(const float* in, float* out, int n) {
@@ -44,12 +48,12 @@ template <int PAD> __device__ void transpose_tile(const float* in, float* out, i
 }
 extern "C" __global__ void transpose_shared(const float* in, float* out, int n) { transpose_tile<0>(in, out, n); }
 extern "C" __global__ void transpose_padded(const float* in, float* out, int n) { transpose_tile<1>(in, out, n); }
-__device__ float chain_a(float x) { for (int k = 0; k < 64; ++k) x = x * 1.0001f + 0.5f; return x; }
-__device__ float chain_b(float x) { for (int k = 0; k < 64; ++k) x = x * 0.9999f - 0.5f; return x; }
-extern "C" __global__ void branch(float* x, unsigned n, int per_warp) {
+__device__ float chain_a(float x, int it) { for (int k = 0; k < it; ++k) x = x * 1.0001f + 0.5f; return x; }
+__device__ float chain_b(float x, int it) { for (int k = 0; k < it; ++k) x = x * 0.9999f - 0.5f; return x; }
+extern "C" __global__ void branch(float* x, unsigned n, int per_warp, int it) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;
   bool odd = per_warp ? ((threadIdx.x >> 5) & 1) : (threadIdx.x & 1);
-  x[i] = odd ? chain_a(x[i]) : chain_b(x[i]);
+  x[i] = odd ? chain_a(x[i], it) : chain_b(x[i], it);
 }
 extern "C" __global__ void count(unsigned* bins, unsigned n, unsigned nbins) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) atomicAdd(&bins[i % nbins], 1u);
@@ -158,8 +162,10 @@ def _rec(exp, var, size, t, nbytes, hbm, dev, correct, flop=None, updates=None):
                         None if updates is None else updates / t.median_s, bool(correct), dev)
 
 
-def memory_experiments(n: int = 2**26) -> list[KernelResult]:
-    """copy (strides 1…32), transpose (3 variants), reduction (4 stages) on ``n`` fp32 elements."""
+def memory_experiments(n: int = 2**28) -> list[KernelResult]:
+    """copy (strides 1…32, then the float4 copy), transpose (3 variants), reduction (4 stages) on ``n`` fp32
+    elements (1 GiB per array by default: at 256 MiB a 150 µs kernel still pays its ramp-up, and the copy reads
+    76 % of the datasheet bandwidth instead of the ~86 % that torch's copy reaches on 1 GiB arrays)."""
     cp, mod, dev, hbm = _ctx()
     if n < 2**20 or n & (n - 1):
         raise ValueError(f"n={n}: use a power of two ≥ 2**20 (arrays must dwarf the 60 MB L2 to measure HBM)")
@@ -173,6 +179,12 @@ def memory_experiments(n: int = 2**26) -> list[KernelResult]:
         ok = abs(float(y.sum()) - float(x.sum())) <= 1e-3 * float(cp.abs(x).sum())
         ok = ok and (stride != 1 or bool(cp.array_equal(x, y)))
         out.append(_rec("copy", f"stride {stride}", n, _time(f), 8 * n, hbm, dev, ok))
+    kv = mod.get_function("copy_vec4")          # the same stride-1 copy, written for bandwidth (rule: wide, coalesced)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    f = lambda: kv((sms * 16,), (256,), (x, y, np.uint32(n // 4)))  # noqa: E731
+    y.fill(0)
+    f()
+    out.append(_rec("copy", "stride 1, float4 grid-stride", n, _time(f), 8 * n, hbm, dev, bool(cp.array_equal(x, y))))
     side = 2 ** (int(np.log2(n)) // 2)                  # the largest square power-of-two matrix in n elements
     A = x[: side * side].reshape(side, side)
     B = cp.empty_like(A)
@@ -184,7 +196,6 @@ def memory_experiments(n: int = 2**26) -> list[KernelResult]:
     acc = cp.zeros(1, dtype=cp.float32)
     want = float(x.astype(cp.float64).sum())
     tol = 1e-3 * float(cp.abs(x).sum())
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     for var, grid, arg in (("1 interleaved tree", (n // 256,), n), ("2 sequential tree", (n // 256,), n),
                            ("3 warp shuffle", (n // 256,), n), ("4 float4 grid-stride", (sms * 8,), n // 4)):
         kr = mod.get_function({"1": "reduce_interleaved", "2": "reduce_sequential", "3": "reduce_shuffle",
@@ -197,8 +208,11 @@ def memory_experiments(n: int = 2**26) -> list[KernelResult]:
     return out
 
 
-def compute_experiments(n_div: int = 2**24, n_atomic: int = 2**24, n_mm: int = 2048) -> list[KernelResult]:
-    """divergence, atomics under contention, and naive / tiled / cuBLAS matmul."""
+def compute_experiments(n_div: int = 2**24, n_atomic: int = 2**24, n_mm: int = 4096,
+                        chain: int = 1024) -> list[KernelResult]:
+    """divergence, atomics under contention, and the matmul progression: naive → shared-memory tiles → Tensor
+    Cores (Triton ``tl.dot``, bf16) → cuBLAS. ``chain`` FMAs per element make the divergence kernel arithmetic-bound
+    (2·chain FLOPs per 8 bytes moved, far right of the ridge), so its time is set by the arithmetic the warp runs."""
     cp, mod, dev, hbm = _ctx()
     import torch
 
@@ -207,8 +221,9 @@ def compute_experiments(n_div: int = 2**24, n_atomic: int = 2**24, n_mm: int = 2
     kb = mod.get_function("branch")
     for var, per_warp in (("per lane (divergent)", 0), ("per warp (uniform)", 1)):
         x = x0.copy()
-        f = lambda x=x, p=per_warp: kb(((n_div + 255) // 256,), (256,), (x, np.uint32(n_div), np.int32(p)))  # noqa: E731
-        out.append(_rec("divergence", var, n_div, _time(f), 0, hbm, dev, True, flop=2 * 64 * n_div))
+        f = lambda x=x, p=per_warp: kb(((n_div + 255) // 256,), (256,),  # noqa: E731
+                                       (x, np.uint32(n_div), np.int32(p), np.int32(chain)))
+        out.append(_rec("divergence", var, n_div, _time(f), 0, hbm, dev, True, flop=2 * chain * n_div))
     kc = mod.get_function("count")
     for nb in (1, 32, 1024, 65536):
         bins = cp.zeros(nb, dtype=cp.uint32)
@@ -234,6 +249,14 @@ def compute_experiments(n_div: int = 2**24, n_atomic: int = 2**24, n_mm: int = 2
             ok = float((torch.from_dlpack(C) - ref).abs().max()) <= tol
             out.append(_rec("matmul", var, n_mm, _time(f, 5), 0, hbm, dev, ok, flop=2 * n_mm**3))
         out.append(_rec("matmul", "cuBLAS (torch.mm, fp32)", n_mm, _time(lambda: torch.mm(tA, tB), 5), 0, hbm,
+                        dev, True, flop=2 * n_mm**3))
+        from helpers.kernels import tritonk                 # Tensor Cores: bf16 tiles through tl.dot, fp32 accumulate
+        hA, hB = tA.bfloat16(), tB.bfloat16()
+        ref16 = (hA.float() @ hB.float())
+        ok = float((tritonk.matmul(hA, hB, 128, 128, 64) - ref16).abs().max()) <= tol
+        out.append(_rec("matmul", "Triton tl.dot (bf16, Tensor Cores)", n_mm,
+                        _time(lambda: tritonk.matmul(hA, hB, 128, 128, 64), 5), 0, hbm, dev, ok, flop=2 * n_mm**3))
+        out.append(_rec("matmul", "cuBLAS (torch.mm, bf16)", n_mm, _time(lambda: torch.mm(hA, hB), 5), 0, hbm,
                         dev, True, flop=2 * n_mm**3))
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old

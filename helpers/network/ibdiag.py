@@ -86,11 +86,12 @@ def excerpt(scenario: str, tool: str, pattern: str, before: int = 0) -> str:
 
 
 def main(argv=None) -> int:
-    from helpers.core import results
+    from helpers.core import cli, results
 
     ap = argparse.ArgumentParser(prog="python -m helpers ibdiag", description=__doc__.split("\n")[0])
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--sample", help=f"one shipped scenario: {', '.join(ibparse.scenarios())}")
+    g.add_argument("--sample", type=cli.name_of(ibparse.scenarios()),
+                   help=f"one shipped scenario: {', '.join(ibparse.scenarios())}")
     g.add_argument("--live", action="store_true", help="run the IB tools installed on this host")
     ap.add_argument("--inventory", help="fabric.yaml of your fabric (default: the book's sample fabric for the "
                                         "samples, and for --live one inferred from the fabric's own ports)")

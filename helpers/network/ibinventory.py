@@ -28,9 +28,18 @@ class Inventory:
 
 def load_inventory(path: str | Path | None = None) -> Inventory:
     """The inventory in ``path`` (a fabric.yaml; default: the book's sample fabric)."""
-    import yaml
+    from helpers.core import inputs
 
-    doc = yaml.safe_load(Path(path or ibparse.DATA / "fabric.yaml").read_text())
+    where = path or ibparse.DATA / "fabric.yaml"
+    doc = inputs.read_yaml(where, what="fabric inventory", max_bytes=16 * 2**20)     # safe_load, capped
+    try:
+        return _inventory(doc)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise inputs.BadInput(f"fabric inventory {str(where)!r} is not a fabric.yaml ({type(e).__name__}: {e}); "
+                              "it needs switches, cas, uplinks, rate_Gbps and width like data/ib/fabric.yaml") from None
+
+
+def _inventory(doc: dict) -> Inventory:
     sw = {s["name"]: s["lid"] for s in doc["switches"]}
     names = {s["lid"]: s["name"] for s in doc["switches"]}
     names.update({c["lid"]: f"{c['host']}/U{int(c['ca'].split('_')[-1]) + 1}" for c in doc["cas"]})

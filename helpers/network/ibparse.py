@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -206,6 +205,8 @@ def scenarios() -> list[str]:
 
 
 def load_sample(name: str) -> Snapshot:
+    if name not in scenarios():                  # a name from the fixed list: never a glob ('*') or a path ('../')
+        raise ValueError(f"no sample scenario {name!r}; shipped: {scenarios()}")
     files = sorted(DATA.glob(f"{name}.*.txt"))
     if not files:
         raise ValueError(f"no sample scenario {name!r}; shipped: {scenarios()}")
@@ -213,6 +214,8 @@ def load_sample(name: str) -> Snapshot:
 
 
 def sample_text(name: str, tool: str) -> str:
+    if name not in scenarios() or not tool.isidentifier():
+        raise ValueError(f"no sample {name!r}/{tool!r}; shipped scenarios: {scenarios()}")
     path = DATA / f"{name}.{tool}.txt"
     if not path.exists():
         raise ValueError(f"scenario {name!r} has no {tool} sample; it has "
@@ -231,12 +234,14 @@ def capture_live(timeout_s: float = 60.0) -> tuple[Snapshot | None, str]:
     if not found:
         return None, ("no InfiniBand tools on PATH (ibstat, ibstatus, ibv_devinfo, perfquery, ibdiagnet, iblinkinfo, sminfo: "
                       "packages infiniband-diags, rdma-core/ibverbs-utils, ibdiagnet from DOCA/MLNX_OFED)")
+    from helpers.core import inputs
+
     texts, notes = {}, []
     for tool, cmd in found.items():
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            notes.append(f"{tool}: timed out after {timeout_s:.0f} s")
+        try:                                     # process group killed past the limit; output capped
+            r = inputs.run_program(cmd, timeout_s=timeout_s, max_bytes=64 * 2**20)
+        except inputs.ProgramFailed as e:
+            notes.append(f"{tool}: {e}")
             continue
         if r.returncode == 0 and r.stdout.strip():
             texts[tool] = r.stdout

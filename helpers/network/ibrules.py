@@ -112,10 +112,19 @@ def _link_down(s, inv):
                                f"LinkDownedCounter {n}{'+' if 'LinkDownedCounter' in c.saturated() else ''}: the "
                                "link went down and retrained that often since the counters were reset (a flapping "
                                "cable, transceiver or port), although it may be up now"))
+    lid_of = {name: lid for lid, name in inv.names.items()}
+    cabled = set(inv.uplinks) | {(lid_of.get(leaf), port) for leaf, port in inv.peer_leaf.values()}
     for ln in s.links:
         if ln.physical_state == "LinkUp" and ln.state != "Active":
             out.append(Finding("link_down", f"{ln.node}/P{ln.port}", f"iblinkinfo: {ln.state}/{ln.physical_state}: "
                                "the link is up but no subnet manager configured it"))
+        elif (ln.state == "Down" or ln.physical_state in ("Polling", "Disabled")) and (
+                (ln.lid, ln.port) in cabled or ln.peer):
+            # a switch's unused ports are always Down/Polling; one the inventory says is cabled is a dead link
+            out.append(Finding("link_down", inv.uplinks.get((ln.lid, ln.port), f"{ln.node}/P{ln.port}"),
+                               f"iblinkinfo: {ln.state}/{ln.physical_state} on a port the inventory says is cabled: "
+                               + ("no signal from the other end (cable, transceiver or the far port)"
+                                  if ln.physical_state == "Polling" else "the port is down")))
     return out
 
 

@@ -22,7 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from helpers.core import launch, procs
+from helpers.core import inputs, launch, procs
 
 INSTALL_HINT = "install it with `apt-get install -y iperf3` (Debian/Ubuntu) or `dnf install iperf3`"
 
@@ -87,7 +87,16 @@ class Row:
 
 def _num(d: dict, key: str, kind=float):
     v = d.get(key)
-    return None if v is None else kind(v)
+    return None if v is None else inputs.number(v, what=f"iperf3 {key}", integer=kind is int)
+
+
+def _no_constant(name: str):
+    raise inputs.BadInput(f"iperf3 JSON holds {name}: not a measurement (NaN and infinity are refused)")
+
+
+def _q(v, what: str, integer: bool = False):
+    """A measured quantity from the JSON: a finite, non-negative number (``inputs.number``)."""
+    return inputs.number(v, what=f"iperf3 {what}", integer=integer)
 
 
 def parse(text: str) -> Summary:
@@ -95,7 +104,7 @@ def parse(text: str) -> Summary:
     if not text or not text.strip():
         raise ValueError("empty iperf3 output: the client printed nothing (did it start? run it with -J)")
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise ValueError(f"iperf3 output is not complete JSON ({e.msg} at char {e.pos} of {len(text)}): "
                          "the run was cut short or -J was not given; rerun with -J and let it finish") from None
@@ -120,17 +129,20 @@ def parse(text: str) -> Summary:
     loss_src = recv if (recv and "lost_percent" in recv) else udp_totals or {}
     cpu = end.get("cpu_utilization_percent") or {}
     intervals = tuple(
-        Interval(start_s=float(s["start"]), end_s=float(s["end"]), bytes=int(s["bytes"]),
-                 bits_per_second=float(s["bits_per_second"]), retransmits=_num(s, "retransmits", int),
+        Interval(start_s=_q(s["start"], "interval start"), end_s=_q(s["end"], "interval end"),
+                 bytes=_q(s["bytes"], "interval bytes", True),
+                 bits_per_second=_q(s["bits_per_second"], "interval bits_per_second"),
+                 retransmits=_num(s, "retransmits", int),
                  omitted=bool(s.get("omitted", False)))
         for s in (iv["sum"] for iv in doc.get("intervals", []) if "sum" in iv))
     return Summary(
         version=str(start.get("version", "unknown")), protocol=protocol,
-        num_streams=int(test.get("num_streams", 1)), duration_s=float(sent.get("seconds", test.get("duration", 0))),
+        num_streams=_q(test.get("num_streams", 1), "num_streams", True),
+        duration_s=_q(sent.get("seconds", test.get("duration", 0)), "duration (seconds)"),
         reverse=bool(test.get("reverse", 0)),
-        sent_bytes=int(sent["bytes"]), sent_bps=float(sent["bits_per_second"]),
-        received_bytes=None if recv is None else int(recv["bytes"]),
-        received_bps=None if recv is None else float(recv["bits_per_second"]),
+        sent_bytes=_q(sent["bytes"], "sent bytes", True), sent_bps=_q(sent["bits_per_second"], "sent bits_per_second"),
+        received_bytes=None if recv is None else _q(recv["bytes"], "received bytes", True),
+        received_bps=None if recv is None else _q(recv["bits_per_second"], "received bits_per_second"),
         retransmits=_num(sent, "retransmits", int) if protocol == "TCP" else None,
         host_cpu_pct=_num(cpu, "host_total"), remote_cpu_pct=_num(cpu, "remote_total"),
         jitter_ms=_num(loss_src, "jitter_ms"), lost_percent=_num(loss_src, "lost_percent"),
@@ -183,7 +195,7 @@ def run_loopback(streams: int = 1, duration_s: int = 1, udp: bool = False, bitra
     try:
         deadline = time.monotonic() + connect_timeout_s
         while True:        # retry until the server listens; a refused connect does not use up its one test
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration_s + 30)
+            out = inputs.run_program(cmd, timeout_s=duration_s + 30, max_bytes=64 * 2**20)   # hung: exit 1
             try:
                 return parse(out.stdout)
             except ValueError as e:
@@ -214,8 +226,7 @@ def main(argv=None) -> int:
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     if a.parse:
-        with open(a.parse, encoding="utf-8", errors="replace") as f:
-            summaries = [parse(f.read())]
+        summaries = [parse(inputs.read_text(a.parse, what="iperf3 -J output"))]
     else:
         summaries = [run_loopback(n, a.time, a.udp, a.bitrate, a.reverse) for n in a.streams]
     results.emit([row(s) for s in summaries], "iperf3_loopback" if not a.parse else "iperf3_parsed", a)

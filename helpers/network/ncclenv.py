@@ -49,10 +49,22 @@ def _known():
 
 
 def parse_exports(script: str) -> dict[str, str]:
-    """NCCL_* assignments from shell text (``export NCCL_X=…`` or ``NCCL_X=…``), last one wins."""
+    """NCCL_* assignments from shell text, last one wins: ``export NCCL_X=…``, ``declare -x``, ``env NCCL_X=… cmd``,
+    several on one line (``export NCCL_A=1 NCCL_B=2``, ``NCCL_A=1; NCCL_B=2``), quoted values; comments dropped."""
+    import shlex
+
     env = {}
-    for m in re.finditer(r"^\s*(?:export\s+)?(NCCL_\w+)=(['\"]?)([^'\"\s#]*)\2", script, re.M):
-        env[m.group(1)] = m.group(3)
+    for line in script.splitlines():
+        lex = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lex.whitespace_split, lex.commenters = True, "#"
+        try:
+            words = list(lex)
+        except ValueError:                       # an unbalanced quote: fall back to plain words
+            words = line.split("#", 1)[0].split()
+        for w in words:
+            m = re.fullmatch(r"(NCCL_\w+)=(.*)", w, re.S | re.A)
+            if m:
+                env[m.group(1)] = m.group(2).strip("'\"")
     return env
 
 
@@ -89,7 +101,10 @@ def main(argv=None) -> int:
                     help="lint a job script's exports (or, without a file, this shell's environment)")
     a = ap.parse_args(argv)
     if a.lint:
-        env = None if a.lint == "-" else parse_exports(Path(a.lint).read_text())
+        from helpers.core import inputs
+
+        env = None if a.lint == "-" else parse_exports(inputs.read_text(a.lint, what="job script",
+                                                                        max_bytes=16 * 2**20))
         problems = lint(env)
         print("\n".join(problems) if problems else "no NCCL_* problems found")
         return 1 if problems else 0

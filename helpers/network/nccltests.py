@@ -21,6 +21,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from helpers.core import inputs
 from helpers.formulas import comm
 from helpers.network import commmodel
 
@@ -61,12 +62,18 @@ class Log:
                 for r in self.rows if r.placement == placement]
 
 
-_ROW_START = re.compile(r"^\s*(\d+)\s+(\d+)\s+([a-z][a-z0-9_]*)\s+(.*)$")
+_ROW_START = re.compile(r"^\s*(\d+)\s+(\d+)\s+([a-z][a-z0-9_]*)\s+(.*)$", re.A)   # ASCII digits only
 _NUM = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|N/A|nan|inf)"
 
 
 def _num(s: str) -> float:
     return float("nan") if s in ("N/A", "nan") else float(s)
+
+
+def _measured(s: str, what: str) -> float:
+    """A time or bandwidth cell: finite and not negative (``inputs.number``); a log that prints NaN, inf or a
+    negative time is refused, not averaged into a fit."""
+    return inputs.number(s, what=what)
 
 
 def _halves(rest: list[str]):
@@ -75,7 +82,9 @@ def _halves(rest: list[str]):
     redop = root = None
     if rest and not re.fullmatch(_NUM, rest[0]):
         redop = rest.pop(0)
-        if rest and re.fullmatch(r"-?\d+", rest[0]) and len(rest) in (5, 9):
+        # a root column: full rows have 1 + 4 (+ 4) cells; in a cut row a negative integer is the root (-1),
+        # never a time
+        if rest and re.fullmatch(r"-?\d+", rest[0], re.A) and (len(rest) in (5, 9) or rest[0].startswith("-")):
             root = int(rest.pop(0))
     halves = [rest[i:i + 4] for i in range(0, len(rest), 4)]
     return redop, root, halves
@@ -120,8 +129,9 @@ def parse(text: str, op: str | None = None) -> Log:
                 continue
             err = h[3]
             wrong = int(float(err)) if re.fullmatch(r"\d+", err) else None
-            rows.append(Row(op, placement, size, count, dtype, redop, root, _num(h[0]), _num(h[1]), _num(h[2]),
-                            wrong))
+            at = f"nccl-tests row size {size} {placement}"
+            rows.append(Row(op, placement, size, count, dtype, redop, root, _measured(h[0], f"{at}: time_us"),
+                            _measured(h[1], f"{at}: algbw"), _measured(h[2], f"{at}: busbw"), wrong))
             if wrong:
                 warnings.append(f"size {size} {placement}: #wrong = {wrong}: the result data were wrong "
                                 "(a data-corruption or hang symptom, the bandwidth of this row is meaningless)")
@@ -188,7 +198,7 @@ def main(argv=None) -> int:
     ap.add_argument("--op", choices=OPS, help="the collective, when the log does not name its binary")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
-    log = parse(open(a.log, encoding="utf-8", errors="replace").read(), a.op)
+    log = parse(inputs.read_text(a.log, what="nccl-tests log"), a.op)
     for w in log.warnings:
         print("warning:", w, file=sys.stderr)
     results.emit(log.table(), "nccl_tests", a)

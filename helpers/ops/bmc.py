@@ -26,9 +26,9 @@ def _num(x: str) -> float:
     if x in ("", "na", "N/A"):
         return math.nan
     try:
-        return float(x)
+        return float(int(x, 16)) if x.lower().startswith("0x") else float(x)   # discrete sensors print hex (0x0180)
     except ValueError:
-        return math.nan           # discrete sensors print hex (0x1) in the reading column
+        return math.nan
 
 
 def judge(reading: float, t: dict[str, float]) -> str:

@@ -211,14 +211,11 @@ class Exporter:
 
 
 def parse_text(text: str) -> dict[tuple[str, str], float]:
-    """Prometheus text format back into {(metric, gpu or instance): value} (prometheus_client's own parser)."""
-    from prometheus_client.parser import text_string_to_metric_families
+    """Prometheus text format back into {(metric, gpu or instance): value}, read by the book's one exposition-format
+    reader (:func:`helpers.ops.dcgmread.parse_prometheus`: names as printed, no ``_total`` appended)."""
+    from helpers.ops.dcgmread import parse_prometheus
 
-    out = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            out[(s.name, s.labels.get("gpu", s.labels.get("instance", "")))] = s.value
-    return out
+    return {(s.name, s.label("gpu", s.label("instance"))): s.value for s in parse_prometheus(text)}
 
 
 def sample(seconds: float = 3.0, interval_s: float = 0.25, load: bool = True) -> list[Sample]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,11 +48,16 @@ def _gpus(nvml) -> list[dict]:
 
 def ib_port_states(sysfs: str | Path = "/sys/class/infiniband") -> dict[str, str]:
     """{"mlx5_0/1": "ACTIVE", …} from ``<sysfs>/<hca>/ports/<n>/state`` (which reads like ``4: ACTIVE``)."""
+    from helpers.core import inputs
+
     base = Path(sysfs)
     out = {}
     if base.is_dir():
-        for state in sorted(base.glob("*/ports/*/state")):
-            out[f"{state.parts[-4]}/{state.parts[-2]}"] = state.read_text().strip().split(":")[-1].strip()
+        for i, state in enumerate(sorted(base.glob("*/ports/*/state"))):
+            if i >= 4096:
+                raise inputs.BadInput(f"{sysfs}: more than 4096 port state files: not an InfiniBand sysfs tree")
+            text = inputs.read_text(state, what="IB port state", max_bytes=4096, max_rows=4)   # no FIFO, no device
+            out[f"{state.parts[-4]}/{state.parts[-2]}"] = text.strip().split(":")[-1].strip()
     return out
 
 
@@ -61,7 +65,9 @@ def read_kernel_log(timeout_s: float = 10.0) -> str | None:
     """dmesg text, or None when it cannot be read (no permission in a container)."""
     if shutil.which("dmesg") is None:
         return None
-    p = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=timeout_s)
+    from helpers.core import inputs
+
+    p = inputs.run_program(["dmesg"], timeout_s=timeout_s)       # killed past the limit: ProgramFailed, exit 1
     return p.stdout if p.returncode == 0 else None
 
 
@@ -161,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="print only {healthy, records} as JSON, without provenance (what the Ansible role reads)")
     results_mod.add_output_args(c)
     args = ap.parse_args(argv)
-    log = Path(args.kernel_log).read_text(errors="replace") if args.kernel_log else "auto"
+    from helpers.core import inputs
+
+    log = inputs.read_text(args.kernel_log, what="kernel log") if args.kernel_log else "auto"
     res = run_checks(Expect(args.expect_gpus, args.expect_nvlink_links, args.expect_ib_ports,
                             min_disk_free_GB=args.min_disk_free_GB), sysfs=args.sysfs, kernel_log=log)
     if args.records_json:

@@ -25,7 +25,8 @@ _XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+)
 _PID = re.compile(r"pid=(?:'?<unknown>'?|(?P<pid>\d+))")
 _NAME = re.compile(r"name=(?P<name>[^,\s]+)")
 _FALLEN = re.compile(r"NVRM: (?:The NVIDIA GPU |GPU at (?:PCI:)?)(?P<pci>[0-9a-fA-F:.]+)")
-_STAMP = re.compile(r"^\s*(?:\[\s*(?P<stamp>[^\]]+)\]|(?P<sys>[A-Z][a-z]{2}\s+\d+\s[\d:]{8})\s\S+\s\S+:)")
+_STAMP = re.compile(r"^\s*(?:\[\s*(?P<stamp>[^\]]+)\]|(?P<sys>[A-Z][a-z]{2}\s+\d+\s[\d:]{8})\s\S+\s\S+:"
+                    r"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?))")
 SHELL_PIPELINE = (r"grep -o 'NVRM: Xid (PCI:[0-9a-fA-F:.]*): [0-9]*' FILE"
                   r" | sed -E 's/.*PCI:([0-9a-fA-F:.]+)\): ([0-9]+)/\1 \2/'"
                   r" | awk '{n[$1 FS $2]++} END {for (k in n) print k, n[k]}' | sort")
@@ -39,7 +40,7 @@ def xid_table() -> pd.DataFrame:
 
 def _stamp(line: str) -> str:
     m = _STAMP.match(line)
-    return (m["stamp"] or m["sys"]).strip() if m else ""
+    return (m["stamp"] or m["sys"] or m["iso"]).strip() if m else ""
 
 
 def xid_events(text: str) -> pd.DataFrame:
@@ -52,7 +53,8 @@ def xid_events(text: str) -> pd.DataFrame:
             pid, name = _PID.search(m["rest"]), _NAME.search(m["rest"])
             rows.append({"time": _stamp(line), "pci": m["pci"].lower(), "xid": int(m["xid"]),
                          "pid": int(pid["pid"]) if pid and pid["pid"] else None,
-                         "process": name["name"] if name else None, "inferred": False,
+                         "process": name["name"] if name and name["name"].strip("'") != "<unknown>" else None,
+                         "inferred": False,
                          "message": m["rest"][:120]})
             continue
         if "fallen off the bus" in line or (i + 2 < len(lines) and "fallen off the bus" in lines[i + 2]

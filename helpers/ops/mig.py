@@ -20,7 +20,7 @@ import argparse
 import itertools
 import re
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -112,9 +112,12 @@ def is_valid(gpu: str, instances: list[Instance]) -> tuple[bool, str]:
 def place(gpu: str, requests: list[str], existing: tuple[Instance, ...] = ()) -> list[Instance] | None:
     """Placements for every profile in ``requests`` on one GPU beside ``existing``, or None if they cannot fit.
 
-    Exhaustive search (largest profile first, every allowed start): at most 7 instances, so it is instant.
+    Exhaustive search (largest profile first, every allowed start): at most 7 instances, so it is instant. Counts
+    over a profile's instance limit or slices over the GPU's are rejected before any placement is tried.
     """
     ps = {name: _profile(gpu, name) for name in requests}
+    if not within_limits(gpu, [*requests, *(i.profile for i in existing)]):
+        return None
     order = sorted(requests, key=lambda n: (-ps[n].memory, -ps[n].compute, n))
 
     def go(i: int, placed: list[Instance]) -> list[Instance] | None:
@@ -133,23 +136,55 @@ def place(gpu: str, requests: list[str], existing: tuple[Instance, ...] = ()) ->
     return None if found is None else found[len(existing):]
 
 
+def within_limits(gpu: str, names: list[str]) -> bool:
+    """Checked before any search: no profile over its instance limit, compute and memory slices within the GPU's."""
+    ps, d = profiles(gpu), _data()
+    counts = Counter(names)
+    return all(n <= ps[name].max for name, n in counts.items()) and \
+        sum(ps[k].compute * n for k, n in counts.items()) <= d["compute_slices"] and \
+        sum(ps[k].memory * n for k, n in counts.items()) <= d["memory_slices"]
+
+
+def min_gpus(gpu: str, requests: list[str]) -> int:
+    """A lower bound on the GPUs ``requests`` need: counts over per-GPU limits, slices over one GPU's (no search)."""
+    ps, d = {name: _profile(gpu, name) for name in set(requests)}, _data()
+    counts = Counter(requests)
+    if not counts:
+        return 0
+    by_limit = max(-(-n // ps[k].max) for k, n in counts.items())
+    by_compute = -(-sum(ps[k].compute * n for k, n in counts.items()) // d["compute_slices"])
+    by_memory = -(-sum(ps[k].memory * n for k, n in counts.items()) // d["memory_slices"])
+    return max(by_limit, by_compute, by_memory)
+
+
 def fits(gpu: str, counts: dict[str, int]) -> bool:
     """Whether ``{"1g.10gb": 2, "3g.40gb": 1}`` (mig-parted's ``mig-devices`` form) fits on one GPU."""
     return place(gpu, [n for n, c in counts.items() for _ in range(c)]) is not None
 
 
 def pack(gpu: str, requests: list[str], max_gpus: int = 64) -> Plan:
-    """Pack requests onto the fewest GPUs: first fit decreasing, each GPU checked exactly by :func:`place`."""
+    """Pack requests onto the fewest GPUs: first fit decreasing, each GPU checked exactly by :func:`place`.
+
+    Requests that cannot fit on ``max_gpus`` GPUs (:func:`min_gpus`, from each profile's instance limit and the
+    slices) are refused before any search, with the number needed and the limit."""
     ps = {name: _profile(gpu, name) for name in requests}
+    need = min_gpus(gpu, requests)
+    if need > max_gpus:
+        worst = max(Counter(requests).items(), key=lambda kv: -(-kv[1] // ps[kv[0]].max))
+        raise ValueError(f"{len(requests)} instances need at least {need} × {gpu} (e.g. {worst[1]} × {worst[0]} at "
+                         f"{ps[worst[0]].max} per GPU) but max_gpus is {max_gpus}: raise --max-gpus to {need} or "
+                         "request fewer instances")
     order = sorted(requests, key=lambda n: (-ps[n].compute, -ps[n].memory, n))
     boards: list[list[Instance]] = []
+    refused: dict[int, set[str]] = defaultdict(set)
     unplaced = []
     for name in order:
-        for board in boards:
+        for board in (b for b in boards if name not in refused[id(b)]):  # a board only grows: a no stays a no
             new = place(gpu, [name], tuple(board))
             if new is not None:
                 board.extend(new)
                 break
+            refused[id(board)].add(name)
         else:
             if len(boards) < max_gpus:
                 boards.append(place(gpu, [name]) or [])
@@ -242,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     pl = sub.add_parser("plan", help="pack MIG instances onto the fewest GPUs")
     pl.add_argument("--gpu", default="H200-141GB", choices=gpu_types())
     pl.add_argument("--request", type=cli.csv_of(str), required=True, help="profiles, e.g. 3g.71gb,1g.18gb")
+    pl.add_argument("--max-gpus", type=cli.bounded_int(1, 4096), default=64,
+                    help="GPUs the plan may use; requests that need more are refused before any search")
     ls = sub.add_parser("list", help="this machine's MIG profiles (nvidia-smi mig -lgip/-lgipp, read-only)")
     results.add_output_args(ls)
     args = ap.parse_args(argv)
@@ -249,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         rows, why = list_real()
         results.emit(rows, "mig-profiles", args, note=why)
         return 0
-    plan = pack(args.gpu, list(args.request))
+    plan = pack(args.gpu, list(args.request), max_gpus=args.max_gpus)
     for i, board in enumerate(plan.gpus):
         print(f"GPU {i}: " + ", ".join(f"{x.profile}@{x.start}" for x in board))
     print(f"{len(args.request)} instances on {plan.gpu_count} × {args.gpu}")

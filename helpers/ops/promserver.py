@@ -133,7 +133,9 @@ def promtool(*args: str, timeout_s: float = 60.0) -> tuple[int, str]:
     tool = find("promtool")
     if tool is None:
         raise FileNotFoundError("promtool not installed (Debian package prometheus)")
-    p = subprocess.run([tool, *args], capture_output=True, text=True, timeout=timeout_s, cwd=DATA)
+    from helpers.core import inputs
+
+    p = inputs.run_program([tool, *args], timeout_s=timeout_s, cwd=DATA, max_bytes=16 * 2**20)   # hung: exit 1
     return p.returncode, (p.stdout + p.stderr).strip()
 
 

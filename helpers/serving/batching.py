@@ -158,6 +158,31 @@ def _schedule_tracking(lengths, max_batch, continuous, cost, ctx, dec):
     return t, steps, [done[i] for i in range(len(lengths))]
 
 
+# Python objects per request kept by the schedulers (its length, slot, finish time, latency: ints and floats in
+# lists and dicts): an estimate measured with tracemalloc on CPython 3.11, rounded up
+BYTES_PER_REQUEST = 256
+MAX_TOKENS = 10**7        # the real runs decode every token twice per batch width: beyond this a run takes hours
+
+
+def check_size(requests: int, max_batch: int, max_new: int, d_model: int, device: str = "cpu",
+               seq_len: int = 32, n_layers: int = 4) -> None:
+    """Refuse sizes the machine cannot hold (request bookkeeping, a batch's activations) or that would decode more
+    than :data:`MAX_TOKENS`, before the first step."""
+    from helpers.core import resources
+    from helpers.formulas import dtypes
+
+    tokens = requests * (4 + max_new) / 2                 # workload(): uniform in [4, max_new]
+    if tokens > MAX_TOKENS:
+        raise resources.NotEnough(f"{requests} requests of up to {max_new} new tokens decode about {tokens:.3g} "
+                                  f"tokens per scheme and batch width, over the limit of {MAX_TOKENS:.0e}: lower "
+                                  "--requests or --max-new")
+    resources.require_memory(requests * BYTES_PER_REQUEST, what=f"the schedule of {requests} requests",
+                             flag="--requests")
+    act = 4 * n_layers * max_batch * seq_len * d_model * dtypes.bytes_per_element("fp32")   # ~4 tensors a layer
+    resources.require_memory(act, what=f"a decode step of batch {max_batch} (d_model {d_model})",
+                             flag="--batch/--d-model", device=device)
+
+
 def main(argv: list[str] | None = None) -> int:
     from helpers.core import cli, device, results
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -168,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     dev, _ = device.pick_device()
+    check_size(a.requests, max(a.batch), a.max_new, a.d_model, str(dev))
     dec = TinyDecoder(dev, d_model=a.d_model, n_layers=4)
     a_s, b_s = dec.fit_cost((1, 8, 16, 32))
     lengths = workload(a.requests, 4, a.max_new)

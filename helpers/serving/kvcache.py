@@ -8,6 +8,9 @@ Every generated token stores a key and a value vector per layer and KV head:
 :class:`PagedAllocator` hands out fixed-size blocks of ``block_tokens`` slots on demand, as vLLM does (Kwon et al.
 2023); :func:`fragmentation` replays the same requests through it and through a contiguous allocator that reserves
 each request's maximum length up front, and reports the reserved-but-unused share of the cache.
+:data:`LENGTH_DISTRIBUTIONS` holds request lengths from published workloads (ShareGPT and Alpaca as the vLLM paper
+measured them; a long-context one) and :func:`token_share` predicts the share of reserved KV memory that holds
+tokens under each allocation scheme; :func:`check_vllm_fig2` compares it with the vLLM paper's Fig. 2.
 """
 from __future__ import annotations
 
@@ -91,11 +94,16 @@ class Fragmentation:
 
 
 def fragmentation(capacity_tokens: int = 8192, max_len: int = 1024, block_tokens: int = 16, n_requests: int = 64,
-                  seed: int = 0) -> list[Fragmentation]:
-    """Admit requests (prompt + output lengths drawn uniformly up to ``max_len``) until the cache is full, once
-    reserving ``max_len`` per request contiguously and once paging; compare at the moment the cache is full."""
+                  seed: int = 0, lengths: str = "sharegpt") -> list[Fragmentation]:
+    """Admit requests until the cache is full, once reserving ``max_len`` per request contiguously and once paging;
+    compare at the moment the cache is full. ``lengths``: a name in :data:`LENGTH_DISTRIBUTIONS` (final prompt +
+    output lengths, capped at ``max_len``) or "uniform" (16 … ``max_len``, the toy of chapter 19's first lab)."""
     rng = np.random.default_rng(seed)
-    lengths = rng.integers(16, max_len + 1, size=n_requests)
+    if lengths == "uniform":
+        lengths = rng.integers(16, max_len + 1, size=n_requests)
+    else:
+        p, o = sample_lengths(lengths, n_requests, max_len, seed)
+        lengths = p + o
     # contiguous: each admitted request reserves max_len slots
     n_contig = min(n_requests, capacity_tokens // max_len)
     used_c = int(lengths[:n_contig].sum())
@@ -110,3 +118,79 @@ def fragmentation(capacity_tokens: int = 8192, max_len: int = 1024, block_tokens
     return [Fragmentation("contiguous (reserve max_len)", n_contig, used_c, res_c, 1 - used_c / res_c),
             Fragmentation(f"paged ({block_tokens}-token blocks)", n_paged, pa.used_slots(), pa.reserved_slots(),
                           1 - pa.used_slots() / pa.reserved_slots())]
+
+
+# Request lengths (tokens). The means are published; the shape is an assumption: exponential (the vLLM paper's
+# Fig. 11 histograms are right-skewed with a spike near 0 and a long tail), capped so prompt + output ≤ max_len.
+LENGTH_DISTRIBUTIONS = {
+    "sharegpt": {"mean_in": 161.31, "mean_out": 337.99,
+                 "source": "Kwon et al. 2023 (vLLM, arXiv 2309.06180) §6.1, Fig. 11a legend: input mean 161.31, "
+                           "output mean 337.99 tokens"},
+    "alpaca": {"mean_in": 19.31, "mean_out": 58.45,
+               "source": "Kwon et al. 2023 (vLLM, arXiv 2309.06180) §6.1, Fig. 11b legend: input mean 19.31, "
+                         "output mean 58.45 tokens"},
+    "longbench-en": {"mean_in": 6711 * 1.3, "mean_out": 128.0,
+                     "source": "Bai et al. 2023 (LongBench, arXiv 2308.14508): English tasks average 6,711 words; "
+                               "1.3 tokens per word and a 128-token mean answer are assumptions"},
+}
+
+
+def sample_lengths(name: str, n: int, max_len: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(prompt, output) token counts of ``n`` requests from ``LENGTH_DISTRIBUTIONS[name]``, each ≥ 1 and
+    prompt + output ≤ ``max_len`` (prompts cut to max_len − 1, outputs to what is left)."""
+    if name not in LENGTH_DISTRIBUTIONS:
+        raise ValueError(f"lengths={name!r}: use 'uniform' or one of {sorted(LENGTH_DISTRIBUTIONS)}")
+    d, rng = LENGTH_DISTRIBUTIONS[name], np.random.default_rng(seed)
+    p = np.clip(np.ceil(rng.exponential(d["mean_in"], n)), 1, max_len - 1).astype(int)
+    o = np.clip(np.ceil(rng.exponential(d["mean_out"], n)), 1, max_len - p).astype(int)
+    return p, o
+
+
+@dataclass(frozen=True)
+class TokenShare:
+    scheme: str
+    token_share: float           # slots holding a token ÷ slots reserved, averaged over requests in flight
+    published: float | None      # the vLLM paper's Fig. 2 share for the same scheme
+    error: float | None          # predicted ÷ published − 1
+    published_no_external: float | None = None   # Fig. 2's share with "external frag. & others" left out
+    error_no_external: float | None = None
+
+
+# Kwon et al. 2023 Fig. 2 (experiment of §6.2): % of KV cache memory holding token states, reservation, internal
+# fragmentation, external fragmentation & others, as printed on the bars (vLLM: 96.3 % tokens, the rest unlabelled).
+VLLM_FIG2 = {"reserve max_len (Orca Max)": (20.4, 13.3, 57.3, 8.9),
+             "reserve next power of 2 (Orca Pow2)": (26.8, 17.9, 13.6, 41.6),
+             "reserve final length (Orca Oracle)": (38.2, 25.2, 0.0, 36.6),
+             "paged blocks (vLLM)": (96.3, 0.0, 3.7, 0.0)}
+
+
+def token_share(lengths: str = "sharegpt", max_len: int = 2048, block_tokens: int = 16, n: int = 20_000,
+                seed: int = 0) -> list[TokenShare]:
+    """Each request seen at a uniform random point of its decoding (prompt + a uniform share of its output held):
+    the share of reserved slots that hold tokens when each request reserves ``max_len`` (Orca Max), the next
+    power of two of its final length (Pow2), exactly its final length (Oracle), or 16-token blocks on demand
+    (vLLM). External fragmentation between contiguous chunks is not modelled, so the contiguous shares are upper
+    bounds."""
+    p, o = sample_lengths(lengths, n, max_len, seed)
+    u = np.random.default_rng(seed + 1).random(n)
+    held = p + np.maximum(1, np.ceil(u * o))
+    final = p + o
+    reserved = {"reserve max_len (Orca Max)": np.full(n, max_len),
+                "reserve next power of 2 (Orca Pow2)": 2 ** np.ceil(np.log2(final)),
+                "reserve final length (Orca Oracle)": final,
+                "paged blocks (vLLM)": np.ceil(held / block_tokens) * block_tokens}
+    out = []
+    for scheme, r in reserved.items():
+        share = float(held.sum() / r.sum())
+        if lengths == "sharegpt" and max_len == 2048:
+            tok, res, internal, ext = VLLM_FIG2[scheme]
+            pub, pub_ne = tok / 100, tok / (tok + res + internal)
+            out.append(TokenShare(scheme, share, pub, share / pub - 1, pub_ne, share / pub_ne - 1))
+        else:
+            out.append(TokenShare(scheme, share, None, None))
+    return out
+
+
+def check_vllm_fig2(seed: int = 0) -> list[TokenShare]:
+    """The vLLM paper's Fig. 2 shares predicted from ShareGPT's published mean lengths (not fitted to Fig. 2)."""
+    return token_share("sharegpt", 2048, 16, seed=seed)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.core import cli
+from helpers.formulas import dtypes
 from helpers.storage.ckptstate import same_bytes, tensor_bytes
 
 INDEX = "index.pt"
@@ -229,6 +230,24 @@ def extrapolate(results: list[WriteResult], target_bytes: float) -> list[dict]:
 
 # ------------------------------------------------------------------ CLI
 
+def checkpoint_bytes(n_params: float) -> float:
+    """Bytes of the checkpoint :mod:`helpers.storage.ckptstate` builds: bf16 weights + fp32 master + Adam's two fp32
+    moments per parameter (14 B)."""
+    return n_params * (dtypes.bytes_per_element("bf16") + 3 * dtypes.bytes_per_element("fp32"))
+
+
+def check_size(n_params: float, path: str, device: str = "cpu") -> None:
+    """Refuse before building anything: memory for the fp32 model, its gradients and Adam state during the seeded
+    step (16 B/param) beside the checkpoint state; disk under ``path`` for one checkpoint at a time."""
+    from helpers.core import resources
+
+    fp32 = dtypes.bytes_per_element("fp32")
+    resources.require_memory(n_params * 4 * fp32 + checkpoint_bytes(n_params), device=device, flag="--params",
+                             what=f"building the checkpoint of {n_params:.3g} parameters (model, gradients, Adam "
+                                  "state and the checkpoint's copy)")
+    resources.require_disk(path, checkpoint_bytes(n_params), flag="--params (or --path)",
+                           what=f"a checkpoint of {n_params:.3g} parameters")
+
 def main(argv: list[str] | None = None) -> int:
     from helpers.core import device, results
     from helpers.storage import iofile
@@ -253,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     dev, why = device.pick_device(None if a.state_device == "auto" else a.state_device)
+    check_size(a.params, a.path, str(dev))
     model = mlp(a.params, a.width).to(dev)
     state = checkpoint_state(model)
     del model

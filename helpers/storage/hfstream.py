@@ -23,6 +23,7 @@ iteration that interleaves shards ends â€” a guard against apache/arrow#45214 â€
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -231,6 +232,31 @@ def throughput(shard_sets: dict[str, list[str]], shard_root, batch_size: int = 6
     return out
 
 
+def check_size(samples: int, batch: int, folder: str) -> None:
+    """Refuse before writing: the uint8 images held about four times while shards are built (array, a second array,
+    the rows' bytes, the Arrow table), a batch of float32 tensors three times (the loader, collation, the step) and
+    the sampler's list of batch_size references, and
+    on disk the memory-mapped shard plus a Parquet and an Arrow copy (with the chapter's other formats: four)."""
+    import inspect
+
+    from helpers.core import resources
+    from helpers.formulas import dtypes
+    from helpers.storage import dataformats
+
+    elems = math.prod(inspect.signature(dataformats.write_formats).parameters["shape"].default)
+    image = elems * np.dtype(np.uint8).itemsize
+    resources.require_memory(4 * samples * image, what=f"{samples} images of {image} B being sharded",
+                             flag="--samples")
+    if batch > samples:
+        raise resources.NotEnough(f"--batch {batch} > --samples {samples}: a batch cannot hold more than the data "
+                                  f"set (torch's BatchSampler would first build a list of {batch} references): "
+                                  f"lower --batch to at most {samples}")
+    # torch's BatchSampler with drop_last=True builds a list of batch_size references and a tuple of them (8 B each)
+    resources.require_memory(3 * batch * elems * dtypes.bytes_per_element("fp32") + 16 * batch,
+                             flag="--batch", what=f"a batch of {batch} float32 images")
+    resources.require_disk(folder, 4 * samples * image, what=f"the shards of {samples} images", flag="--samples/--dir")
+
+
 def main(argv: list[str] | None = None) -> int:
     import tempfile
 
@@ -247,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.shards > args.samples:
         raise ValueError(f"--shards {args.shards} > --samples {args.samples}: need at most one shard per sample")
+    check_size(args.samples, args.batch, args.dir or tempfile.gettempdir())
     _datasets()
     with tempfile.TemporaryDirectory(prefix="hfstream-", dir=args.dir) as d:
         info = dataformats.write_formats(Path(d) / "map", n_samples=args.samples)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.core import cli
+from helpers.core import cli, resources
 
 MANIFEST = "manifest.json"
 LABELS = "labels.csv"
@@ -105,6 +105,11 @@ def verify(root: str | Path) -> LabelReport:
                 if not (root / f["path"]).is_file() or (root / f["path"]).stat().st_size != f["bytes"]
                 or sha256(root / f["path"]) != f["sha256"])
     n, classes = int(man["samples"]), list(man["classes"])
+    if n < 0:
+        raise ValueError(f"{root / MANIFEST}: samples={n} is negative; write the manifest with labels.write")
+    # the report lists every unlabelled sample: one Python int (and its slot in a tuple) each, at worst all n
+    resources.require_memory(n * (sys.getsizeof(2**40) + 8), flag=f'"samples" in {root / MANIFEST}',
+                             what=f"checking {n} samples (the report's list of unlabelled ones)")
     rows = read_labels(root) if (root / LABELS).is_file() else []
     seen = Counter(s for s, _ in rows)
     last = dict(rows)

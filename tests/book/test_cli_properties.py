@@ -108,3 +108,54 @@ def test_every_tool_is_covered():
     covered = {t for t, *_ in CASES}
     assert all(parser_of(t) for t in TOOLS)
     assert len(covered) >= 0.6 * len(TOOLS), sorted(set(TOOLS) - covered)
+
+
+# ---- hostile files, outputs and helper programs (issue 28 items 3, 4, 7): the cases of scripts/hostile_files.py,
+# run in-process (the script runs them as subprocesses with a memory cap and a time limit, and adds /dev/zero and
+# 1e6-row files; here the row cap is lowered instead so the check stays fast)
+def _file_cases():
+    import sys as _sys
+    from pathlib import Path as _P
+    _sys.path.insert(0, str(_P(__file__).resolve().parents[2]))
+    from scripts import hostile_files
+    skip = ("/dev/zero input", "1e6-row file", "crafted pickle checkpoint")    # subprocess-only (see above)
+    return hostile_files, [c for c in hostile_files.cases() if c["kind"] not in skip]
+
+
+_HF, FILE_CASES = _file_cases()
+
+
+@pytest.mark.parametrize("case", FILE_CASES, ids=[f"{c['tool']}:{c['kind']}" for c in FILE_CASES])
+def test_hostile_file_is_refused_and_nothing_is_touched(case, tmp_path, monkeypatch):
+    import os
+    import time
+
+    case = dict(case)
+    argv, env = _HF.prepare(case, tmp_path)
+    env["BOOK_PROGRAM_TIMEOUT_S"] = "2"
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.chdir(tmp_path)
+    before = _HF.snapshot(case["_keep"])
+    mod = importlib.import_module(TOOLS[case["tool"]])
+    err, out = io.StringIO(), io.StringIO()
+    t0 = time.monotonic()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = cli.run(mod.main, argv, prog=f"python -m helpers {case['tool']}")
+    assert time.monotonic() - t0 < 30, "took too long: a hang?"
+    assert code in case["ok"], (code, err.getvalue()[-400:])
+    assert "Traceback" not in err.getvalue()
+    if case.get("stdout_has"):
+        assert case["stdout_has"] in out.getvalue()
+    assert _HF.touched(before, tmp_path, case) == []
+    assert os.path.exists(tmp_path)
+
+
+def test_row_cap_names_its_variable(tmp_path, monkeypatch, capsys):
+    from helpers.network import nccltests
+
+    log = tmp_path / "in.log"
+    log.write_text(_HF._valid("nccltests"))
+    monkeypatch.setenv("BOOK_MAX_INPUT_ROWS", "5")
+    assert cli.run(nccltests.main, [str(log)]) == 2
+    assert "BOOK_MAX_INPUT_ROWS" in capsys.readouterr().err

@@ -54,4 +54,4 @@ def test_cli_errors_are_one_line(capsys):
     from helpers.core import cli
 
     assert cli.run(ncu.main, ["parse", "/nonexistent.csv"]) == 2
-    assert "not a file" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err

@@ -85,6 +85,7 @@ def test_results_document_roundtrip(tmp_path):
     recs = transfer.measure([2**16], repeats=2)
     doc = results.document(recs, "transfer")
     assert doc["provenance"]["torch"] and doc["records"][0]["size_bytes"] == 2**16
+    (tmp_path / "x").mkdir()
     path = results.save(doc, tmp_path / "x" / "t.json")
     assert json.loads(path.read_text())["kind"] == "transfer"
     assert list(tmp_path.rglob("*.tmp")) == []

@@ -44,3 +44,44 @@ def test_gemm_sustained_records_carry_sampler_fields():
     assert "GEMM fp32 sustained" in rows and rows["GEMM fp32"]["sm_clock_MHz"] is None
     with pytest.raises(ValueError, match="sustain_s=-1"):
         gemm.measure(dtypes=("fp32",), shapes=((64, 64, 64),), device="cpu", sustain_s=-1)
+
+
+class _Field:
+    def __init__(self, ret, mw):
+        self.nvmlReturn = ret
+        self.value = type("V", (), {"uiVal": mw})()
+
+
+class _FakeNvml:
+    """NVML with the instantaneous power field (186) answering ``instant_ret`` and the ~1 s average at 111 W."""
+    NVML_CLOCK_SM, NVML_TEMPERATURE_GPU = 0, 0
+
+    def __init__(self, instant_ret):
+        self.instant_ret = instant_ret
+
+    def nvmlDeviceGetFieldValues(self, h, ids):
+        assert ids == [186]
+        return [_Field(self.instant_ret, 654_321)]
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        return 111_000
+
+    def nvmlDeviceGetClockInfo(self, h, which):
+        return 1980
+
+    def nvmlDeviceGetTemperature(self, h, which):
+        return 50
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h):
+        return 0
+
+
+@pytest.mark.parametrize("ret, want_W, source", [(0, 654.321, "instant"), (3, 111.0, "average")])
+def test_instant_power_field_preferred_over_the_one_second_average(ret, want_W, source):
+    s = gpusampler.Sampler()
+    s._nvml, s._handle = _FakeNvml(ret), object()
+    s.samples = [s._read() for _ in range(3)]
+    sm = s.summary()
+    assert sm["power_W_median"] == pytest.approx(want_W) and sm["power_source"] == source
+    # an averaged reading over a window shorter than ~1 s mixes in the idle around the run: not valid
+    assert sm["power_valid"] is (source == "instant")

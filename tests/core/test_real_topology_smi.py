@@ -87,7 +87,7 @@ def test_query_report(name):
     g = q.gpus[0]
     assert (g.name, g.architecture, g.memory_total_MiB, g.power_limit_W, g.max_graphics_clock_MHz) == \
         (gpu, arch, mem, limit, clk)
-    assert g.ecc_mode == "Enabled" and g.throttle_active == ()     # every reason reads "Not Active" (Idle aside)
+    assert g.ecc_mode == "Enabled" and g.throttle_active == ("Idle",)   # idle GPUs: only "Idle" reads Active
     assert g.fields["PCI/Bus Id"] == g.bus_id
 
 

@@ -30,6 +30,16 @@ def test_flops_per_token_forms():
         flops.training_flops(-1, 1e12)
 
 
+def test_causal_halves_the_attention_term():
+    # FlashAttention-2 (arXiv:2307.08691 §4.1): with a causal mask, count half the attention FLOPs
+    full = flops.flops_per_token(1000, 2, 16, 8)
+    half = flops.flops_per_token(1000, 2, 16, 8, causal=True)
+    assert half == {"dense_flops": 6000, "attention_flops": 6 * 2 * 16 * 8, "total_flops": 6000 + 1536}
+    assert 2 * half["attention_flops"] == full["attention_flops"]
+    assert flops.training_flops_per_token(1000, 2, 16, 8, form="kaplan", causal=True) == 6000 + 3 * 2 * 16 * 8
+    assert flops.training_flops_per_token(1e9, causal=True) == 6e9                # no attention term: nothing halved
+
+
 def test_palm_540b_mfu_46_2_percent():
     # Chowdhery et al. 2022 App. B: 238.3K tokens/s on 6144 TPU v4 (275 TFLOP/s bf16), 6N + 12LHQT → 46.2 %
     fpt = flops.training_flops_per_token(540.35e9, n_layers=118, seq_len=2048, d_attn=48 * 256, form="palm")

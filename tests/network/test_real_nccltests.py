@@ -108,3 +108,26 @@ def test_cli(tmp_path, capsys):
     assert nccltests.main([str(REAL / "oci-oke-a100-2node-allreduce.txt"), "--op", "all_reduce",
                            "--out", str(out)]) == 0
     assert out.exists() and "alpha-beta fit" in capsys.readouterr().err
+
+
+def test_efa_two_node_log_with_mpirun_tags_and_plugin_lines():
+    """EKS blueprint's EFA NCCL test on two g4dn.metal nodes (one T4 each): `[1,0]<stdout>:` tags, NCCL INFO and
+    aws-ofi-nccl "NET/OFI" lines between the header and the rows, hostnames in the `#  Rank … Group … Pid … on
+    HOST device …` lines; the README says "the average bus bandwidth is 1.15 GB/s" and 3.13 / 3.12 GB/s at 512 MiB."""
+    L = log("eks-efa-t4-2node-allreduce.txt")
+    assert L.ranks == 2 and L.devices == ("Tesla T4", "Tesla T4") and not L.partial
+    assert L.avg_busbw_GBps == pytest.approx(1.15327)
+    row = [r for r in L.table() if r["size_bytes"] == 536870912][0]
+    assert row["busbw_GBps"] == 3.13 and L.table("in-place")[-2]["busbw_GBps"] == 3.12
+    assert len(L.table()) == 31 and L.table()[0]["size_bytes"] == 0
+
+
+def test_nan_inf_negative_and_non_ascii_cells_are_refused():
+    head = "#  Rank  0 Group  0 Pid 1 on h device  0 [0x1] GPU\n"
+    good = "        1024   256  float  sum  -1   10.0   0.10   0.10   0   10.0   0.10   0.10   0\n"
+    assert nccltests.parse(head + good, op="all_reduce").rows[0].time_us == 10.0
+    for bad in ("nan", "inf", "-3.0"):
+        with pytest.raises(ValueError, match="not a|negative|finite"):
+            nccltests.parse(head + good.replace("   10.0   0.10", f"   {bad}   0.10", 1), op="all_reduce")
+    with pytest.raises(ValueError, match="no result rows"):       # fullwidth digits are not a row
+        nccltests.parse(head + good.replace("1024", "１０２４"), op="all_reduce")

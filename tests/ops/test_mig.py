@@ -76,3 +76,42 @@ def test_bad_input_names_the_fix():
     with pytest.raises(ValueError, match="known"):
         mig.profiles("RTX 4090")
     assert mig.smallest_profile("H200-141GB", 30) == "1g.35gb"
+
+
+def test_ten_thousand_requests_are_refused_before_any_search():
+    """Issue 28: 10⁴ requests ran > 60 s; counts are checked against each profile's instance limit first."""
+    import time
+
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match=r"need at least 1429 × H200-141GB .*7 per GPU.*--max-gpus"):
+        mig.pack("H200-141GB", ["1g.18gb"] * 10_000)
+    assert time.monotonic() - t0 < 1.0
+    assert mig.min_gpus("H200-141GB", ["3g.71gb"] * 5) == 3 and mig.min_gpus("H200-141GB", []) == 0
+    assert not mig.within_limits("H200-141GB", ["1g.18gb+me"] * 2)
+    t0 = time.monotonic()
+    assert mig.place("H200-141GB", ["1g.18gb"] * 8) is None and time.monotonic() - t0 < 0.1
+
+
+def test_cli_refuses_too_many_requests_with_the_flag(capsys):
+    from helpers.core import cli
+
+    assert cli.run(mig.main, ["plan", "--request", ",".join(["7g.141gb"] * 65)]) == 2
+    err = capsys.readouterr().err
+    assert "65 × H200-141GB" in err and "--max-gpus" in err and "max_gpus is 64" in err
+    assert cli.run(mig.main, ["plan", "--max-gpus", "65", "--request", ",".join(["7g.141gb"] * 65)]) == 0
+    assert "65 instances on 65 × H200-141GB" in capsys.readouterr().out
+
+
+def test_a100_80gb_and_h200_tables():
+    """NVIDIA MIG user guide, "Supported MIG Profiles": A100-SXM4-80GB names scale with memory, counts as A100-40GB."""
+    a80, a40 = mig.profiles("A100-SXM4-80GB"), mig.profiles("A100-SXM4-40GB")
+    assert list(a80) == ["1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]
+    assert [(p.id, p.max, p.starts) for p in a80.values()] == [(p.id, p.max, p.starts) for p in a40.values()]
+    assert a80["3g.40gb"].memory_GB == 40 and a80["7g.80gb"].sms == 98
+    h200 = mig.profiles("H200-141GB")
+    assert {n: p.max for n, p in h200.items()} == {"1g.18gb": 7, "1g.18gb+me": 1, "1g.35gb": 4, "2g.35gb": 3,
+                                                   "3g.71gb": 2, "4g.71gb": 1, "7g.141gb": 1}
+    # mig-parted's "h100-80gb" group is shared by A100-80GB (same names and counts)
+    configs = yaml.safe_load((REAL / "mig-parted-config-default-excerpt.yaml").read_text())["h100-80gb"]
+    for counts in configs.values():
+        assert mig.fits("A100-SXM4-80GB", counts)

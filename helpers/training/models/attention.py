@@ -128,17 +128,29 @@ class AttnBench:
     note: str = ""
 
 
+def naive_peak_bytes(B: int, h: int, T: int, d: int, elem_bytes: int) -> int:
+    """Bytes naive attention's forward + backward holds at once: four B·h·T×T matrices (scores, probabilities and
+    their gradients) and eight B·h·T×d ones (Q, K, V, O and their gradients). Flash/SDPA need less; naive bounds."""
+    return (4 * B * h * T * T + 8 * B * h * T * d) * elem_bytes
+
+
 def bench(seq_lens, batch: int = 4, heads: int = 16, head_dim: int = 64, dtype: str = "bf16") -> list[AttnBench]:
     """Forward + backward of naive attention and of SDPA forced to each backend; peak memory on CUDA."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from helpers.core import device, timing
+    from helpers.core import device, resources, timing
+    from helpers.formulas import dtypes
     dev, _ = device.pick_device()
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
     if dev.type == "cpu" and dt is not torch.float32:
         dt, dtype = torch.float32, "fp32"
     methods = {"naive": None, "math": SDPBackend.MATH, "flash": SDPBackend.FLASH_ATTENTION,
                "mem_efficient": SDPBackend.EFFICIENT_ATTENTION}
+    es = dtypes.bytes_per_element(dt)
+    for T in seq_lens:                           # every length checked before the first one runs
+        resources.require_memory(naive_peak_bytes(batch, heads, T, head_dim, es), device=str(dev), flag="--seq",
+                                 what=f"naive attention at sequence length {T} (batch {batch}, {heads} heads: "
+                                      f"{batch * heads} {T}x{T} score matrices, forward + backward)")
     out = []
     for T in seq_lens:
         for name, backend in methods.items():

@@ -149,6 +149,22 @@ def events_of(runs: list[PipelineRun]):
     return [Event(r.rank, k, mb, 0, s, e) for r in runs for k, mb, s, e in r.events]
 
 
+BYTES_PER_EVENT = 512       # an Event, its Op and list slots: ~460 B measured with tracemalloc (CPython 3.11)
+MAX_EVENTS = 10**7          # ~30 µs of pure Python each: beyond this a simulation runs for minutes
+
+
+def check_simulation(p: int, m: int, kinds, v: int) -> None:
+    """Refuse a simulation too big to hold or to finish, before any runs: 2·p·m events (F and B), times v chunks
+    for the interleaved schedule."""
+    from helpers.core import resources
+
+    events = sum(2 * p * m * (v if k == "interleaved" else 1) for k in kinds)
+    if events > MAX_EVENTS:
+        raise resources.NotEnough(f"--p {p} --m {m} --v {v} for {','.join(kinds)} is {events:.3g} events, over the "
+                                  f"limit of {MAX_EVENTS:.0e} (about 30 µs each): lower --p, --m or --v")
+    resources.require_memory(events * BYTES_PER_EVENT, what=f"a simulation of {events} events", flag="--p/--m/--v")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers pipeline", description=pipeline_schedule.__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -166,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     results.add_output_args(r)
     a = ap.parse_args(argv)
     if a.cmd == "simulate":
+        check_simulation(a.p, a.m, a.schedule.split(","), a.v)
         sims = [pipeline_schedule.simulate(a.p, a.m, k, a.v if k == "interleaved" else 1) for k in a.schedule.split(",")]
         results.emit(pipeline_schedule.records(sims), "pipeline-simulation", a)
         return 0

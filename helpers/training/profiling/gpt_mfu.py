@@ -55,14 +55,31 @@ class MFUResult:
     last_loss: float
 
 
+def training_bytes(batch: int, seq_len: int, d_model: int, n_layers: int, n_heads: int, vocab: int,
+                   on_gpu: bool) -> float:
+    """Bytes :func:`run` needs: fp32 AdamW model states (16 B/param) plus the activations kept for backward
+    (Korthikanti et al.'s per-layer count for 16-bit activations; doubled on CPU, where they are fp32)."""
+    from helpers.formulas import dtypes
+    from helpers.training.calc import memory
+
+    shape = memory.ModelShape(n_layers, d_model, n_heads, vocab=vocab, seq_len=seq_len)
+    act = n_layers * memory.activation_bytes_per_layer(seq_len, batch, d_model, n_heads)
+    return memory.model_states(shape.n_params, precision="fp32-adam").total_bytes + \
+        act * (1 if on_gpu else dtypes.bytes_per_element("fp32") / dtypes.bytes_per_element("bf16"))
+
+
 def run(steps: int = 5, batch: int = 8, seq_len: int = 64, d_model: int = 256, n_layers: int = 4,
         n_heads: int = 4, vocab: int = 64, dev=None) -> MFUResult:
     """Train ``steps`` AdamW steps (the first is warm-up and not timed) and measure tokens/s and MFU."""
-    from helpers.core import device, specs
+    from helpers.core import device, resources, specs
     if steps < 2:
         raise ValueError(f"steps={steps}: need ≥ 2 (the first step is warm-up)")
     if dev is None:
         dev, _ = device.pick_device()
+    resources.require_memory(training_bytes(batch, seq_len, d_model, n_layers, n_heads, vocab, dev.type == "cuda"),
+                             what=f"training a {n_layers}-layer GPT (d_model {d_model}, batch {batch} x {seq_len} "
+                                  "tokens: weights, gradients, AdamW state, activations)",
+                             flag="--layers/--d-model/--batch/--seq-len", device=str(dev))
     kw = dict(vocab_size=vocab, seq_len=seq_len, d_model=d_model, n_heads=n_heads, n_layers=n_layers)
     model = tiny.build("gpt", seed=0, **kw).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)

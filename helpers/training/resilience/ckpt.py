@@ -109,12 +109,15 @@ def save(state: dict, path: str | os.PathLike, fsync: bool = True) -> int:
     return path.stat().st_size
 
 
-def restore(run: Run, path: str | os.PathLike, pieces=PIECES) -> None:
-    """Load the ``pieces`` (a subset of PIECES) saved at ``path`` into ``run``."""
+def restore(run: Run, path: str | os.PathLike, pieces=PIECES, trust: bool = False) -> None:
+    """Load the ``pieces`` (a subset of PIECES) saved at ``path`` into ``run``: ``torch.load(weights_only=True)``
+    (no code in the file can run) unless ``trust`` (``helpers.core.inputs.load_checkpoint``)."""
+    from helpers.core import inputs
+
     bad = set(pieces) - set(PIECES)
     if bad:
         raise ValueError(f"pieces {sorted(bad)}: choose from {PIECES}")
-    s = torch.load(path, weights_only=False)
+    s = inputs.load_checkpoint(path, trust=trust)
     if "model" in pieces:
         run.model.load_state_dict(s["model"])
     if "optim" in pieces:

@@ -109,23 +109,25 @@ def _join(attempt: int):
     return launch.RankContext(rank, world_size, local_rank, "gloo", "cpu")
 
 
-def worker(folder: str, steps: int, every: int, kill_rank: int, kill_at: int) -> None:
+def worker(folder: str, steps: int, every: int, kill_rank: int, kill_at: int, trust: bool = False) -> None:
     """One rank. Resumes from ``folder/ckpt.pt`` if present; kills itself (SIGKILL: no cleanup, like an OOM kill
     or a lost node) at step ``kill_at`` if it is ``kill_rank`` and this is torchrun's first attempt."""
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
+    from helpers.core import inputs
     from helpers.training.resilience import ckpt
     from helpers.training.models import tiny
 
     attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
-    ctx = _join(attempt)
     folder = Path(folder)
+    # read (weights_only unless --trust-checkpoint) before joining: a refused file fails fast, not in the group
+    s = inputs.load_checkpoint(folder / "ckpt.pt", trust=trust) if (folder / "ckpt.pt").exists() else None
+    ctx = _join(attempt)
     model, optim = _train_state()
     start = 0
-    if (folder / "ckpt.pt").exists():
-        s = torch.load(folder / "ckpt.pt", weights_only=False)
+    if s is not None:
         model.load_state_dict(s["model"])
         optim.load_state_dict(s["optim"])
         start = s["step"]
@@ -194,8 +196,10 @@ def same_weights(folder_a: str, folder_b: str) -> tuple[bool, float]:
     """(bit-identical?, max |difference|) of the two jobs' ``final.pt``."""
     import torch
 
-    a = torch.load(Path(folder_a) / "final.pt")
-    b = torch.load(Path(folder_b) / "final.pt")
+    from helpers.core import inputs
+
+    a = inputs.load_checkpoint(Path(folder_a) / "final.pt")
+    b = inputs.load_checkpoint(Path(folder_b) / "final.pt")
     diff = max((a[k] - b[k]).abs().max().item() for k in a)
     return all(torch.equal(a[k], b[k]) for k in a), diff
 
@@ -221,8 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=cli.positive_int, default=4, help="checkpoint every N steps")
     ap.add_argument("--kill-rank", type=cli.bounded_int(0, 1024), default=1)
     ap.add_argument("--kill-at", type=cli.bounded_int(-1, 10**6), default=-1, help="step at which kill-rank dies on attempt 0 (-1: never)")
+    ap.add_argument("--trust-checkpoint", action="store_true",
+                    help="load DIR/ckpt.pt with full pickle (only a file you made: pickle can run code); "
+                         "default: torch.load(weights_only=True)")
     a = ap.parse_args(argv)
-    worker(a.dir, a.steps, a.every, a.kill_rank, a.kill_at)
+    worker(a.dir, a.steps, a.every, a.kill_rank, a.kill_at, a.trust_checkpoint)
     return 0
 
 

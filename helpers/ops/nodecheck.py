@@ -1,0 +1,141 @@
+"""Triage a GPU node from the outputs its own tools print: ``python -m helpers nodecheck FILE|DIR…`` detects each
+file's format by its content, reads it, and says per component (BMC sensors, PSUs, fans, GPUs, NVLink, PCIe, Xid
+history, Slurm node, Kubernetes node) what is healthy, degraded or failed, and why (chapters 12, 13 and 27).
+
+The readers live with their formats (:mod:`helpers.ops.bmc`, :mod:`helpers.ops.dcgmread`, :mod:`helpers.ops.slurmread`,
+:mod:`helpers.ops.pcinode`, :mod:`helpers.ops.k8snode`, :mod:`helpers.ops.logs`, :mod:`helpers.core.smiparse`); the
+rules that turn what they read into findings are in :mod:`helpers.ops.noderules`. This module detects and reports.
+
+    python -m helpers nodecheck tests/data/real/dcgmi-diag tests/data/real/sinfo
+    python -m helpers nodecheck node42/ --json          # exit 0 healthy, 1 degraded/failed found, 2 bad input
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from helpers.ops import noderules
+
+FORMATS = ("redfish-thermal", "redfish-power", "redfish-system", "redfish-processor", "ipmitool-sel", "ipmitool-sdr",
+           "dcgmi-diag", "nvlink-status", "dcgm-exporter", "nvidia-smi-q", "scontrol-node", "sinfo", "squeue", "sshare",
+           "lspci", "kubectl-describe-node", "dmesg-xid", "ipmitool-sensor")
+
+
+def detect(text: str) -> str | None:
+    """The format of one tool output, from its content (None when none of :data:`FORMATS` fits)."""
+    s = text.lstrip()
+    if s.startswith("{"):
+        try:
+            doc = json.loads(s)
+        except ValueError:
+            return None
+        from helpers.ops.redfishread import kind
+
+        k = kind(doc) if isinstance(doc, dict) else None
+        return f"redfish-{k}" if k else None
+    m = lambda pat: re.search(pat, text, re.M) is not None  # noqa: E731
+    if m(r"^\s*[0-9a-fA-F]+\s*\|\s*(\d\d/\d\d/\d{4}|Pre-Init)\s*\|"):
+        return "ipmitool-sel"
+    if m(r"^Sensor ID\s+:") or m(r"^[^|\n]+\|[^|\n]+\|\s*(ok|ns|nc|cr|nr|lnc|unc|lcr|ucr|lnr|unr)\s*$") or \
+            m(r"^[^|\n]+\|\s*[0-9A-Fa-f]{2}h\s*\|\s*(ok|ns|nc|cr|nr)\s*\|"):
+        return "ipmitool-sdr"
+    if m(r"^\|\s*(Diagnostic|DCGM Version)\s+\|"):
+        return "dcgmi-diag"
+    if m(r"^\s*Link \d+: (?:[\d.]+ GB/s|<inactive>)"):
+        return "nvlink-status"
+    if m(r"^DCGM_\w+(\{| )") or m(r"^# TYPE DCGM_"):
+        return "dcgm-exporter"
+    if "NVSMI LOG" in text:
+        return "nvidia-smi-q"
+    if m(r"^\s*NodeName=\S+") and "State=" in text:
+        return "scontrol-node"
+    if m(r"^\s*(PARTITION\s+AVAIL|REASON\s+USER\s+TIMESTAMP|NODELIST\s+NODES\s+PARTITION)"):
+        return "sinfo"
+    if m(r"^\s*(JOBID|JOBID_RAW)\s+\S+"):
+        return "squeue"
+    if m(r"^\s*Account\s+User\s+.*FairShare"):
+        return "sshare"
+    if m(r"^\s*Lnk(Cap|Sta):") or m(r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] [^:]+: "):
+        return "lspci"
+    if m(r"^(Taints|Conditions|Capacity|Allocatable):") or m(r"^\s+(Ready|MemoryPressure)\s+(True|False|Unknown)\s"):
+        return "kubectl-describe-node"
+    if "NVRM: Xid" in text or "fallen off the bus" in text:
+        return "dmesg-xid"
+    if any(ln.count("|") == 9 for ln in text.splitlines()):
+        return "ipmitool-sensor"
+    return None
+
+
+def read_path(path: Path) -> list:
+    """Findings for one file. Raises ValueError naming the file when its format is unknown or unreadable."""
+    from helpers.core import inputs
+
+    try:
+        text = inputs.read_text(path, what="node tool output")
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read ({e.strerror})") from None
+    fmt = detect(text)
+    if fmt is None:
+        raise ValueError(f"{path}: unknown format; nodecheck reads {', '.join(FORMATS)}")
+    try:
+        return noderules.findings(fmt, text, str(path))
+    except (ValueError, KeyError) as e:
+        raise ValueError(f"{path}: looks like {fmt} but cannot be read: {e}") from None
+
+
+def expand(paths: list[str]) -> list[Path]:
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.is_file() and f.name not in ("SOURCES.md", "README.md"))
+        elif p.exists():
+            out.append(p)
+        else:
+            raise ValueError(f"{p}: no such file or folder")
+    return out
+
+
+def verdicts(findings: list) -> dict:
+    """{component: worst status} over every finding."""
+    out: dict = {}
+    for f in findings:
+        out[f.component] = max(out.get(f.component, "healthy"), f.status, key=noderules.RANK.get)
+    return out
+
+
+def report(findings: list) -> str:
+    lines = []
+    for comp, status in verdicts(findings).items():
+        lines.append(f"{comp}: {status}")
+        lines += [f"  - {f.status:8s} {f.item}: {f.why}  [{Path(f.source).name}]"
+                  for f in findings if f.component == comp and (f.status != "healthy" or status == "healthy")]
+    return "\n".join(lines) if lines else "no findings"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from helpers.core import results
+
+    ap = argparse.ArgumentParser(prog="python -m helpers nodecheck", description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="+", help="tool outputs (files or folders) collected from one node")
+    results.add_output_args(ap)
+    a = ap.parse_args(argv)
+    try:
+        found = [f for p in expand(a.paths) for f in read_path(p)]
+    except ValueError as e:
+        print(f"nodecheck: {e}", file=sys.stderr)
+        return 2
+    if a.json or a.out:
+        results.emit(found, "node_check", a, columns=["component", "status", "item", "why"],
+                     verdicts=verdicts(found))
+    if not a.json:
+        print(report(found))
+    return 0 if all(f.status == "healthy" for f in found) else 1
+
+
+if __name__ == "__main__":
+    from helpers.core import cli
+
+    sys.exit(cli.run(main))
