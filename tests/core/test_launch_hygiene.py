@@ -25,14 +25,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_a_stopped_rank_is_named_not_all_of_them():
+def test_a_stopped_rank_is_named_not_all_of_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))     # the failed run's logs stay (named), in our tmp
     with pytest.raises(launch.RankFailed) as e:
         launch.spawn(w.stop_self_on_rank, 3, 2, timeout_s=20)
     assert e.value.ranks == (2,), str(e.value)
     assert "stopped responding" in str(e.value)
 
 
-def test_children_of_ranks_die_with_them(tmp_path):
+def test_children_of_ranks_die_with_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     pidfile = tmp_path / "child"
     with pytest.raises(launch.RankFailed):
         launch.spawn(w.start_child_and_hang, 2, str(pidfile), timeout_s=25)
@@ -57,9 +59,12 @@ def test_sigterm_to_the_cli_stops_every_rank():
     root = Path(__file__).resolve().parents[2]
     p = subprocess.Popen([sys.executable, "-c", code], cwd=root, start_new_session=True)
     try:
-        time.sleep(6)                            # the ranks are up and rank 0 sleeps
-        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
-        ranks = [int(k) for k in kids]
+        ranks, deadline = [], time.monotonic() + 90  # wait for both ranks (slow to import torch under load)
+        while len(ranks) < 2 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.5)
+            kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+            ranks = [int(k) for k in kids]
+        time.sleep(2)                            # rank 0 is in its sleep
         p.send_signal(signal.SIGTERM)
         p.wait(20)
         deadline = time.monotonic() + 5
