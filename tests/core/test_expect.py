@@ -95,6 +95,10 @@ def test_the_book_h200_records_judged():
                 ("gemm_sweep.json", "gemm_bf16_tflops"), ("gemm_sweep.json", "gemm_fp8_tflops")]:
         if key in judged:
             assert judged[key].verdict == "within", judged[key]
+    # the real workloads: a 1B Llama trained on one H200 (PaLM's count) and an 8B-shaped decode at batch 1 and 64
+    for key in [("llm_train.json", "llm_train_mfu_1b_node"), ("llm_decode.json", "llm_decode_batch1_fraction_of_hbm_bound"),
+                ("llm_decode.json", "llm_decode_batch64_fraction_of_hbm_bound")]:
+        assert judged[key].verdict == "within", judged[key]
     # the two below are explained by the record itself: a toy GPT and one VM disk
     if ("gpt_mfu.json", "llm_train_mfu") in judged:
         v = judged[("gpt_mfu.json", "llm_train_mfu")]

@@ -194,8 +194,9 @@ def count_params(cfg: str | LlamaConfig) -> dict:
     return {"total": total, "non_embedding": total - (0 if c.tie_embeddings else table)}
 
 
-def flops_per_token(cfg: str | LlamaConfig, seq_len: int) -> int:
-    """Training FLOPs per token: 6·N (N = non-embedding parameters) + 12·L·T·d_attn / 2 (causal attention)."""
+def flops_per_token(cfg: str | LlamaConfig, seq_len: int, causal: bool = True) -> int:
+    """Training FLOPs per token: 6·N (N = non-embedding parameters) + 12·L·T·d_attn, halved for causal attention
+    (``causal=False``: PaLM's count, which most published MFUs use)."""
     c = config(cfg)
     return flops.training_flops_per_token(count_params(c)["non_embedding"], c.n_layers, seq_len,
-                                          c.n_heads * c.head_dim, form="palm", causal=True)
+                                          c.n_heads * c.head_dim, form="palm", causal=causal)

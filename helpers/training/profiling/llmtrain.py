@@ -64,6 +64,7 @@ class LLMTrainResult:
     peak_TFLOPs: float | None = None
     peak_source: str = ""
     mfu: float | None = None
+    mfu_palm: float | None = None           # the same run with PaLM's count (attention not halved for the mask)
     peak_memory_GiB: float | None = None
     loss_first: float | None = None
     loss_last: float | None = None
@@ -171,6 +172,8 @@ def run_one(base: LLMTrainResult, dev, steps: int, warmup: int, data: str, lr: f
         step_time_ms_min=round(min(times), 3), tokens_per_s=round(tps, 1),
         achieved_TFLOPs=round(tps * base.flops_per_token / 1e12, 4), peak_TFLOPs=round(peak / 1e12, 3),
         peak_source=src, mfu=round(flops.mfu(tps, base.flops_per_token, 1, peak / 1e12), 4),
+        mfu_palm=round(flops.mfu(tps, llama.flops_per_token(base.config, base.seq_len, causal=False), 1,
+                                 peak / 1e12), 4),
         peak_memory_GiB=round(torch.cuda.max_memory_allocated(dev) / 2**30, 2) if cuda else None,
         loss_first=round(curve[0], 4), loss_last=round(curve[-1], 4), loss_curve=tuple(round(x, 4) for x in curve),
         profile=prof, sm_clock_MHz_median=s.get("sm_clock_MHz_median"), sm_clock_MHz_min=s.get("sm_clock_MHz_min"),
