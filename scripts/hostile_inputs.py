@@ -52,21 +52,26 @@ def cases(tools):
     return out
 
 
+def _spawn(args, cwd, env, timeout_s: float, preexec=None):
+    """``python -m helpers ARGS`` in its own session; killed with its children after ``timeout_s``."""
+    p = subprocess.Popen([sys.executable, "-m", "helpers", *args], cwd=cwd, env=env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec)
+    try:
+        out, err = p.communicate(timeout=timeout_s)
+        return p, out, err, False
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return p, out, err, True
+
+
 def run(case, timeout_s: float):
     tool, argv = case
     with tempfile.TemporaryDirectory(prefix="hostile-") as base:
         cwd, tmp = Path(base, "cwd"), Path(base, "tmp")
         cwd.mkdir(), tmp.mkdir()
         env = {**os.environ, "TMPDIR": str(tmp), "BOOK_QUIET": "1", "PYTHONPATH": str(ROOT)}
-        p = subprocess.Popen([sys.executable, "-m", "helpers", tool, *argv], cwd=cwd, env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            out, err = p.communicate(timeout=timeout_s)
-            hung = False
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-            hung = True
+        p, out, err, hung = _spawn([tool, *argv], cwd, env, timeout_s)
         left = [str(x.relative_to(base)) for d in (cwd, tmp) for x in d.iterdir()]
     lines = [x for x in err.strip().splitlines() if x.strip()]
     if hung:
@@ -93,16 +98,8 @@ def run_file_case(case, timeout_s: float):
         before = hostile_files.snapshot(case["_keep"])
         env = {**os.environ, "TMPDIR": str(tmp), "BOOK_QUIET": "1", "PYTHONPATH": str(ROOT), **extra}
         cap = hostile_files.MEM_CAP_BYTES
-        p = subprocess.Popen([sys.executable, "-m", "helpers", case["tool"], *argv], cwd=cwd, env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)))
-        try:
-            out, err = p.communicate(timeout=timeout_s)
-            hung = False
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-            hung = True
+        p, out, err, hung = _spawn([case["tool"], *argv], cwd, env, timeout_s,
+                                   lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)))
         data = hostile_files.touched(before, cwd, case)
         left = [str(x.relative_to(base)) for x in [*(set(cwd.iterdir()) - made), *tmp.iterdir()]
                 if x.name != case.get("marker")]
