@@ -36,7 +36,7 @@ LABELS = {"gemm_bf16_tflops": "bf16 GEMM (MAMF)", "gemm_fp8_tflops": "fp8 GEMM (
           "allreduce_busbw_8gpu_nvls_GBps": "all-reduce busbw, 8 GPUs, NVLS",
           "nvme_seq_read_GBps": "local NVMe sequential read", "llm_train_mfu": "LLM training MFU",
           "llm_decode_batch1_fraction_of_hbm_bound": "batch-1 decode, fraction of the HBM bound",
-          "llm_train_mfu_1b_node": "LLM training MFU, ~1B model, one node (PaLM count)",
+          "llm_train_mfu_1b_node": "LLM training MFU, ~1B model, one GPU or node (PaLM count)",
           "llm_decode_batch64_fraction_of_hbm_bound": "batch-64 decode, fraction of the HBM bound"}
 CPU_NAMES = ("cpu", "cpu laptop")
 

@@ -52,6 +52,20 @@ def test_every_band_source_has_a_bibliography_entry():
         assert "{" + key + "," in bib, key
 
 
+def test_real_workload_bands():
+    # training MFU of a ~1B model on one node: measured on H100 and A100 (llm-foundry), derived for the H200
+    h100, a100, h200 = (expect.band("llm_train_mfu_1b_node", g) for g in
+                        ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA H200"))
+    assert h100.kind == a100.kind == "measured" and h200.kind == "derived"
+    assert "41.82" in h100.quote and "59.86" in a100.quote and {h100.bibkey, a100.bibkey, h200.bibkey} == {h100.bibkey}
+    assert h200.typical == h100.typical and h200.high == a100.typical      # the H200 lies between the two
+    # a large-scale MFU (communication included) stays a separate metric from the one-node band
+    assert expect.band("llm_train_mfu", "NVIDIA H100 80GB HBM3").bibkey != h100.bibkey
+    for metric in ("llm_decode_batch1_fraction_of_hbm_bound", "llm_decode_batch64_fraction_of_hbm_bound"):
+        b = expect.band(metric, "NVIDIA H200")
+        assert b.kind == "derived" and b.high <= 1.0                         # never above the bound itself
+
+
 def test_within_below_above_and_no_band():
     assert expect.judge(794.0, "gemm_bf16_tflops", "NVIDIA H200").verdict == "within"
     below = expect.judge(500.0, "gemm_bf16_tflops", "NVIDIA H200")
@@ -99,6 +113,15 @@ def test_the_book_h200_records_judged():
     for key in [("llm_train.json", "llm_train_mfu_1b_node"), ("llm_decode.json", "llm_decode_batch1_fraction_of_hbm_bound"),
                 ("llm_decode.json", "llm_decode_batch64_fraction_of_hbm_bound")]:
         assert judged[key].verdict == "within", judged[key]
+    # … and what was judged is the best bf16-mixed run (fp8 is not held to a bf16 band) and the best decode path
+    train = json.loads((H200 / "llm_train.json").read_text())["records"]
+    bf16 = [r["mfu_palm"] for r in train if r["status"] == "ok" and r["precision"] == "bf16-mixed"]
+    assert judged[("llm_train.json", "llm_train_mfu_1b_node")].value == max(bf16)
+    assert max(r["mfu_palm"] for r in train if r["status"] == "ok") > max(bf16)          # the fp8 run, left out
+    decode = json.loads((H200 / "llm_decode.json").read_text())["records"]
+    for batch, metric in ((1, "llm_decode_batch1_fraction_of_hbm_bound"), (64, "llm_decode_batch64_fraction_of_hbm_bound")):
+        best = max(r["fraction_of_hbm_bound"] for r in decode if r.get("batch") == batch and r.get("fraction_of_hbm_bound"))
+        assert judged[("llm_decode.json", metric)].value == best
     # the two below are explained by the record itself: a toy GPT and one VM disk
     if ("gpt_mfu.json", "llm_train_mfu") in judged:
         v = judged[("gpt_mfu.json", "llm_train_mfu")]
