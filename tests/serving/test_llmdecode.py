@@ -121,3 +121,32 @@ def test_full_cache_attention_equals_grouped_when_cache_full():
     q, k, v = (torch.randn(2, h, t, 16, generator=g) for h, t in ((8, 1), (2, 12), (2, 12)))
     full = torch.ones(1, 12, dtype=torch.bool)
     assert torch.allclose(llama.full_cache_attention(q, k, v), llama.grouped_attention(q, k, v, full), atol=1e-5)
+
+
+def test_gemv_records_by_hand():
+    """Each weight shape once, the bytes by hand, the 'all' row the per-step sum; no decode-bound field, so the
+    decode bands of helpers.core.expect never judge a lone matrix product."""
+    cfg = llama.config("tiny")
+    recs = llmserve.bench_gemv(_tiny(), 3, (10.0, "test"), min_time_s=0.01)
+    by = {r.weight: r for r in recs}
+    assert list(by) == ["wqkv", "wo", "w13", "w2", "lm_head", "all"] and {r.kind for r in recs} == {"llm_gemv"}
+    d, hd = cfg.d_model, cfg.head_dim
+    assert (by["wqkv"].out_features, by["wqkv"].in_features) == ((cfg.n_heads + 2 * cfg.n_kv_heads) * hd, d)
+    assert by["w13"].bytes_moved == 4 * (2 * cfg.d_ff * d + 3 * (d + 2 * cfg.d_ff))      # fp32: W + x + y
+    assert by["lm_head"].per_step == 1 and by["w2"].per_step == cfg.n_layers
+    assert by["all"].time_us == pytest.approx(sum(r.per_step * r.time_us for r in recs[:-1]))
+    assert by["all"].bytes_moved == sum(r.per_step * r.bytes_moved for r in recs[:-1])
+    for r in recs:
+        assert r.fraction_of_bw == pytest.approx(r.bytes_moved / (r.time_us * 1e-6) / 1e9 / 10.0)
+        assert r.batch == 3 and not r.graph and not hasattr(r, "fraction_of_hbm_bound")
+
+
+def test_cli_gemv_only(tmp_path):
+    out = tmp_path / "gemv.json"
+    assert llmserve.main(["--model", "tiny", "--paths", "gemv", "--batch", "1,2", "--prefill", "0", "--dtype", "fp32",
+                          "--out", str(out)]) == 0
+    recs = json.loads(out.read_text())["records"]
+    assert [r["kind"] for r in recs] == ["llm_gemv"] * 12 and [r["batch"] for r in recs] == [1] * 6 + [2] * 6
+    from helpers.core import expect
+    assert not [v for v in expect.judge_document(json.loads(out.read_text()), "llm_decode.json")
+                if v.metric.startswith("llm_decode")]
