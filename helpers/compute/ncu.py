@@ -143,7 +143,16 @@ def workloads() -> dict:
             return lambda: F.scaled_dot_product_attention(q, k, v)
         return 4.0 * b * h * s * s * d, make             # QKᵀ and PV, 2 FLOPs per multiply-add, not causal
 
-    return {"gemm_8192_bf16": gemm(8192, 8192, 8192), "gemm_1024_bf16": gemm(1024, 1024, 1024),
+    def progression(var, n=4096):                       # the compute-efficiency chapter's matmul steps
+        def make():
+            from helpers.kernels import gpukernels
+            return gpukernels.matmul_call(var, n)[0]
+        return flops.gemm_flops(n, n, n), make
+
+    steps = {f"matmul_{k}": progression(v) for k, v in (
+        ("naive_fp32", "naive"), ("tiled_fp32", "tiled"), ("cublas_fp32", "cuBLAS (torch.mm, fp32)"),
+        ("triton_bf16", "Triton tl.dot (bf16, Tensor Cores)"), ("cublas_bf16", "cuBLAS (torch.mm, bf16)"))}
+    return {**steps, "gemm_8192_bf16": gemm(8192, 8192, 8192), "gemm_1024_bf16": gemm(1024, 1024, 1024),
             "gemv_decode_bf16": gemm(1, 8192, 8192), "attention_bf16": attention(),
             "softmax_bf16": elementwise(lambda x: torch.softmax(x, -1), 2**24, 5),
             "layernorm_bf16": elementwise(lambda x: F.layer_norm(x, x.shape[-1:]), 2**24, 8),
@@ -197,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers ncu", description=__doc__.split("\n")[0])
     ap.add_argument("what", choices=["traffic", "parse", "workload"])
     ap.add_argument("arg", nargs="?", help="parse: an ncu --csv file; workload: its name")
-    ap.add_argument("--workloads", type=cli.csv_of(str), default=None, help="traffic: names (default: all)")
+    ap.add_argument("--workloads", type=cli.csv_of(str), default=None, help="traffic: names (default: all but the matmul_* progression steps)")
     ap.add_argument("--ncu", default="ncu", help="the ncu executable (default: %(default)s)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
@@ -210,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         recs = parse_csv(inputs.read_text(a.arg, what="ncu --csv output"))
         results.emit(recs, "ncu-counters", a)
         return 0
-    names = a.workloads or list(workloads())
+    names = a.workloads or [n for n in workloads() if not n.startswith("matmul_")]   # matmul_*: by name only
     results.emit(profile(names, a.ncu), "ncu-traffic", a, metrics=list(METRICS),
                  method="ncu --csv --clock-control none --profile-from-start off (caches flushed per kernel)")
     return 0

@@ -14,6 +14,8 @@ step "$PY" -m helpers bench membw --out "$DEST/membw.json"
 step "$PY" -m helpers bench gemm --sweep --dtypes bf16,fp8 --out "$DEST/gemm_sweep.json"
 # ch10/ch25: the book's cupy kernels: coalescing, bank conflicts, divergence, atomics, reduction stages, matmul
 step "$PY" -m helpers kernels gpu --out "$DEST/kernels_gpu.json"
+# ch10: Nsight Compute counters (time, L1/L2/HBM bytes) of the five matmul steps at 4096³
+step "$PY" -m helpers ncu traffic --workloads matmul_naive_fp32,matmul_tiled_fp32,matmul_cublas_fp32,matmul_triton_bf16,matmul_cublas_bf16 --out "$DEST/ncu_matmul.json"
 # ch25: CUDA Graph vs eager, copy/compute overlap on streams (profiler timeline), async error, PTX/SASS (nvcc)
 step "$PY" -m helpers kernels launch --out "$DEST/kernels_launch.json"
 # ch10: Triton kernels compiled for the GPU vs torch; ch25: occupancy calculator vs the CUDA driver

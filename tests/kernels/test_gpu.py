@@ -90,3 +90,15 @@ def test_cuda_sources_compile_for_sm90(src, tmp_path):
     assert used and all(v["registers"] <= 64 for v in used.values())
     if src is streamkernels.SRC:                 # __launch_bounds__(256, 8): 8 resident blocks need ≤ 32 registers
         assert all(v["registers"] <= 32 for v in used.values())
+
+
+def test_matmul_steps_checked_before_any_gpu_work():
+    """The matmul progression (and ncu's matmul_* workloads) name their steps; a wrong one fails with the list."""
+    import pytest
+    from helpers.compute import ncu
+    from helpers.kernels import gpukernels
+    with pytest.raises(ValueError, match="one of"):
+        gpukernels.matmul_call("strassen", 4096)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        gpukernels.matmul_call("naive", 100)
+    assert {f"matmul_{k}" for k in ("naive_fp32", "tiled_fp32", "cublas_fp32", "triton_bf16", "cublas_bf16")} <= set(ncu.workloads())
