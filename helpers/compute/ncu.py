@@ -120,7 +120,8 @@ def traffic(workload: str, flop: float, kernels: list[KernelCounters]) -> Traffi
 
 
 def workloads() -> dict:
-    """name -> (flop, fn building inputs and returning the call to profile). CUDA only; torch kernels."""
+    """name -> (flop, fn building inputs and returning the call to profile), or (flop, argv of a ``python`` command
+    that profiles its own call between cudaProfilerStart/Stop). CUDA only."""
     import torch
     import torch.nn.functional as F
 
@@ -143,11 +144,8 @@ def workloads() -> dict:
             return lambda: F.scaled_dot_product_attention(q, k, v)
         return 4.0 * b * h * s * s * d, make             # QKᵀ and PV, 2 FLOPs per multiply-add, not causal
 
-    def progression(var, n=4096):                       # the compute-efficiency chapter's matmul steps
-        def make():
-            from helpers.kernels import gpukernels
-            return gpukernels.matmul_call(var, n)[0]
-        return flops.gemm_flops(n, n, n), make
+    def progression(var, n=4096):      # the compute-efficiency chapter's matmul steps, run by the kernels tool
+        return flops.gemm_flops(n, n, n), ["-m", "helpers", "kernels", "ncu-step", "--step", var, "--n", str(n)]
 
     steps = {f"matmul_{k}": progression(v) for k, v in (
         ("naive_fp32", "naive"), ("tiled_fp32", "tiled"), ("cublas_fp32", "cuBLAS (torch.mm, fp32)"),
@@ -168,6 +166,8 @@ def run_workload(name: str) -> None:
     if name not in table:
         raise ValueError(f"workload {name!r}: choose one of {sorted(table)}")
     torch.manual_seed(0)
+    if isinstance(table[name][1], list):
+        raise ValueError(f"workload {name!r} profiles itself: python {' '.join(table[name][1])}")
     call = table[name][1]()
     for _ in range(3):
         call()
@@ -187,8 +187,10 @@ def profile(names: list[str], ncu: str = "ncu", timeout_s: float = 300.0) -> lis
     table = workloads()
     out = []
     for name in names:
+        target = table[name][1]                 # a command of its own (another tool's kernels) or one built here
+        argv = target if isinstance(target, list) else ["-m", "helpers.compute.ncu", "workload", name]
         cmd = [exe, "--csv", "--clock-control", "none", "--profile-from-start", "off", "--metrics", ",".join(METRICS),
-               sys.executable, "-m", "helpers.compute.ncu", "workload", name]
+               sys.executable, *argv]
         p = inputs.run_program(cmd, timeout_s=timeout_s, what=f"ncu on {name}", env=dict(os.environ))
         if p.returncode != 0:
             raise RuntimeError(f"ncu on {name} exited {p.returncode}: {(p.stderr or p.stdout)[-400:]}")

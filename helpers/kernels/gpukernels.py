@@ -246,10 +246,8 @@ MATMULS = ("naive", "tiled", "cuBLAS (torch.mm, fp32)", "Triton tl.dot (bf16, Te
 
 
 def matmul_call(var: str, n: int = 4096, seed: int = 2):
-    """One step of the matmul progression on n×n inputs: (call, result, reference) — ``call()`` runs the product
-    once (also what ``ncu`` profiles), ``result()`` runs it and returns C as a torch tensor, ``reference`` is the
-    fp32 product of the same inputs (of their bf16 roundings for the bf16 steps) to check it against. fp32 steps
-    keep TF32 off, like the two hand kernels."""
+    """One matmul step on n×n inputs: (call, result, reference) — ``call()`` runs it once (what ``ncu`` profiles),
+    ``result()`` returns C as a torch tensor, ``reference`` is the fp32 product of the same (bf16-rounded) inputs."""
     import torch
 
     if n % 16 or var not in MATMULS:
@@ -274,6 +272,20 @@ def matmul_call(var: str, n: int = 4096, seed: int = 2):
         return call, call, ref16
     call = lambda: torch.mm(hA, hB)  # noqa: E731
     return call, call, ref16
+
+
+def profile_step(var: str, n: int = 4096) -> None:
+    """Warm one matmul step up, then run it once between cudaProfilerStart/Stop (``ncu --profile-from-start off``)."""
+    import torch
+
+    call = matmul_call(var, n)[0]
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    call()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
 
 
 def _fp32_mm(a, b):

@@ -77,10 +77,16 @@ def _sim():
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers kernels", description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=list(COLUMNS))
+    ap.add_argument("what", choices=[*COLUMNS, "ncu-step"])
+    ap.add_argument("--step", default="naive", help="ncu-step: the matmul step to run once under Nsight Compute")
+    ap.add_argument("--n", type=int, default=4096, help="ncu-step: the matrix size")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     meta: dict = {}
+    if a.what == "ncu-step":                 # what `python -m helpers ncu traffic --workloads matmul_*` profiles
+        from helpers.kernels import gpukernels
+        gpukernels.profile_step(a.step, a.n)
+        return 0
     if a.what == "sim":
         recs, meta = _sim()
     elif a.what == "triton":
