@@ -52,6 +52,7 @@ TOOLS: dict[str, str] = {
     "memory": "helpers.training.calc.memory",
     "actmem": "helpers.training.profiling.actmem",
     "planner": "helpers.training.calc.planner",
+    "mfumodel": "helpers.training.calc.mfucli",
     "elastic": "helpers.training.resilience.elastic",
     "attention": "helpers.training.models.attention",
     "gptmfu": "helpers.training.profiling.gpt_mfu",

@@ -223,10 +223,13 @@ class SMInfo:
 
 
 def parse_sminfo(text: str) -> list[SMInfo]:
-    """``sminfo`` (one line per queried SM, pdsh prefixes allowed)."""
+    """``sminfo`` (one line per queried SM, pdsh prefixes allowed; a bare ``sminfo: sm lid …`` line is the local
+    host's, not a host called "sminfo")."""
     out = []
     for host, lines in _split_hosts(text).items():
         joined = " ".join(lines)          # some logs wrap the line after "priority N"
+        if host == "sminfo":              # the tool's own prefix was taken for a pdsh host prefix
+            host, joined = "localhost", "sminfo: " + " sminfo: ".join(lines)
         for m in re.finditer(r"sminfo:\s+sm lid (\d+)\s+sm guid (0x[0-9a-fA-F]+),\s+activity count (\d+)\s+"
                              r"priority (\d+)\s+state \d+\s+(SMINFO_\w+)", joined):
             out.append(SMInfo(host, int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), m.group(5)))

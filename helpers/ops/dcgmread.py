@@ -87,12 +87,14 @@ def parse_dcgmi_diag(text: str) -> DiagReport:
 @dataclass(frozen=True)
 class NvLink:
     gpu: str                     # "GPU 3: Tesla V100-SXM2-32GB"
-    link: int
+    link: int                    # -1: NVML reported no link at all ("all links are inActive")
     speed_GBps: float | None     # None: <inactive>
 
 
 def parse_nvlink_status(text: str) -> tuple:
-    """``nvidia-smi nvlink --status`` (``-s``): one NvLink per link line; ``<inactive>`` links have no speed."""
+    """``nvidia-smi nvlink --status`` (``-s``): one NvLink per link line; ``<inactive>`` links have no speed; a GPU
+    for which NVML answers "Unable to retrieve NVLink information as all links are inActive" gets one NvLink with
+    ``link = -1``. Elision lines (``[...]``) are skipped: the caller counts only the links printed."""
     out, gpu = [], None
     for ln in text.splitlines():
         g = re.match(r"^GPU (\d+): ([^(]+?)\s*(?:\(UUID:.*)?$", ln.strip())
@@ -102,6 +104,8 @@ def parse_nvlink_status(text: str) -> tuple:
         m = re.match(r"^\s*Link (\d+): (?:([\d.]+) GB/s|<inactive>)", ln)
         if m and gpu:
             out.append(NvLink(gpu, int(m.group(1)), float(m.group(2)) if m.group(2) else None))
+        elif gpu and re.search(r"Unable to retrieve NVLink information as all links are in ?active", ln, re.I):
+            out.append(NvLink(gpu, -1, None))
     if not out:
         raise ValueError("nvidia-smi nvlink: no 'GPU n:' section with 'Link n: … GB/s' lines")
     return tuple(out)

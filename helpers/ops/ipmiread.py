@@ -101,7 +101,9 @@ class SelEvent:
     direction: str               # Asserted / Deasserted / ""
 
 
-_SEL = re.compile(r"^\s*([0-9a-fA-F]+)\s*\|\s*([\d/]+|Pre-Init)\s*\|\s*([\d:]+|\S+)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)"
+# the time may carry a zone or AM/PM (ipmitool ≥ 1.8.19 prints "%X %Z": "23:09:44 CET"); Pre-Init rows print a
+# ten-digit counter instead of a time; elist may add "| Reading 51 > Threshold 45 degrees C" after the direction
+_SEL = re.compile(r"^\s*([0-9a-fA-F]+)\s*\|\s*([\d/]+|Pre-Init)\s*\|\s*([^|]*?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)"
                   r"\s*(?:\|\s*(Asserted|Deasserted)\s*)?(?:\|.*)?$")
 
 

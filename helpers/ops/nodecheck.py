@@ -3,8 +3,9 @@ file's format by its content, reads it, and says per component (BMC sensors, PSU
 history, Slurm node, Kubernetes node) what is healthy, degraded or failed, and why (chapters 12, 13 and 27).
 
 The readers live with their formats (:mod:`helpers.ops.bmc`, :mod:`helpers.ops.dcgmread`, :mod:`helpers.ops.slurmread`,
-:mod:`helpers.ops.pcinode`, :mod:`helpers.ops.k8snode`, :mod:`helpers.ops.logs`, :mod:`helpers.core.smiparse`); the
-rules that turn what they read into findings are in :mod:`helpers.ops.noderules`. This module detects and reports.
+:mod:`helpers.ops.slurmjson`, :mod:`helpers.ops.nvlinkread`, :mod:`helpers.ops.pcinode`, :mod:`helpers.ops.k8snode`,
+:mod:`helpers.ops.logs`, :mod:`helpers.core.smiparse`); the rules that turn what they read into findings are in
+:mod:`helpers.ops.noderules` and :mod:`helpers.ops.noderules_ext`. This module detects and reports.
 
     python -m helpers nodecheck tests/data/real/dcgmi-diag tests/data/real/sinfo
     python -m helpers nodecheck node42/ --json          # exit 0 healthy, 1 degraded/failed found, 2 bad input
@@ -17,11 +18,11 @@ import re
 import sys
 from pathlib import Path
 
-from helpers.ops import noderules
+from helpers.ops import noderules, noderules_ext
 
 FORMATS = ("redfish-thermal", "redfish-power", "redfish-system", "redfish-processor", "ipmitool-sel", "ipmitool-sdr",
            "dcgmi-diag", "nvlink-status", "dcgm-exporter", "nvidia-smi-q", "scontrol-node", "sinfo", "squeue", "sshare",
-           "lspci", "kubectl-describe-node", "dmesg-xid", "ipmitool-sensor")
+           "lspci", "kubectl-describe-node", "dmesg-xid", "ipmitool-sensor") + noderules_ext.FORMATS
 
 
 def detect(text: str) -> str | None:
@@ -34,9 +35,22 @@ def detect(text: str) -> str | None:
             return None
         from helpers.ops.redfishread import kind
 
+        if isinstance(doc, dict) and any(isinstance(doc.get(k), list) for k in ("nodes", "sinfo", "jobs")) and \
+                ("meta" in doc or "errors" in doc):
+            return "slurm-json"
+        if re.search(r'"nvidia\.com/gpu\.(product|count)"\s*:', text):
+            return "gfd-labels"
         k = kind(doc) if isinstance(doc, dict) else None
         return f"redfish-{k}" if k else None
     m = lambda pat: re.search(pat, text, re.M) is not None  # noqa: E731
+    if m(r'^\s*"nvidia\.com/gpu\.(product|count)"\s*:\s*"'):
+        return "gfd-labels"
+    if m(r"^\s*Link \d+: [A-Za-z ]*(Errors|errors|events): (\d+|N/A)\s*$"):
+        return "nvlink-errors"
+    if m(r"^\|?\s*NvLink Link Status\s*\|?$") or m(r"^\s*gpuId \d+:\s*$"):
+        return "dcgmi-nvlink"
+    if m(r"^\s*\d+ GPUs? found") or m(r"^\s*\|\s*GPU ID\s*\|\s*Device Information"):
+        return "dcgmi-discovery"
     if m(r"^\s*[0-9a-fA-F]+\s*\|\s*(\d\d/\d\d/\d{4}|Pre-Init)\s*\|"):
         return "ipmitool-sel"
     if m(r"^Sensor ID\s+:") or m(r"^[^|\n]+\|[^|\n]+\|\s*(ok|ns|nc|cr|nr|lnc|unc|lcr|ucr|lnr|unr)\s*$") or \
@@ -44,7 +58,7 @@ def detect(text: str) -> str | None:
         return "ipmitool-sdr"
     if m(r"^\|\s*(Diagnostic|DCGM Version)\s+\|"):
         return "dcgmi-diag"
-    if m(r"^\s*Link \d+: (?:[\d.]+ GB/s|<inactive>)"):
+    if m(r"^\s*Link \d+: (?:[\d.]+ GB/s|<inactive>)") or "Unable to retrieve NVLink information" in text:
         return "nvlink-status"
     if m(r"^DCGM_\w+(\{| )") or m(r"^# TYPE DCGM_"):
         return "dcgm-exporter"
@@ -81,8 +95,10 @@ def read_path(path: Path) -> list:
     if fmt is None:
         raise ValueError(f"{path}: unknown format; nodecheck reads {', '.join(FORMATS)}")
     try:
+        if fmt in noderules_ext.FORMATS:
+            return noderules_ext.findings(fmt, text, str(path))
         return noderules.findings(fmt, text, str(path))
-    except (ValueError, KeyError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{path}: looks like {fmt} but cannot be read: {e}") from None
 
 

@@ -65,14 +65,28 @@ def _sdr(text: str, source: str) -> list:
 
 
 def _sel(text: str, source: str) -> list:
+    """A fault event still asserted is failed when it is severe (uncorrectable, non-recoverable, a failure), else
+    degraded; one the BMC later logged as deasserted is degraded with both times (the part recovered, it was not
+    replaced). PSU and fan events count against PSUs and fans, the rest against BMC sensors."""
     from helpers.ops.ipmiread import parse_ipmitool_sel
 
-    bad = ("fail", "critical", "lost", "uncorrectable", "going high", "going low", "predictive", "fault")
+    bad = ("fail", "critical", "lost", "uncorrectable", "going high", "going low", "predictive", "fault",
+           "non-recoverable")
+    severe = ("uncorrectable", "non-recoverable", "failure", "failed")
     ev = parse_ipmitool_sel(text)
-    hits = [e for e in ev if e.direction != "Deasserted" and any(w in (e.sensor + " " + e.event).lower() for w in bad)]
-    out = [Finding("BMC sensors", f"SEL {e.record}: {e.sensor}", "degraded",
-                   f"{e.date} {e.time} {e.event} ({e.direction or 'logged'}); clear the SEL once handled", source)
-           for e in hits]
+    out = []
+    for i, e in enumerate(ev):
+        what = (e.sensor + " " + e.event).lower()
+        if e.direction == "Deasserted" or not any(w in what for w in bad):
+            continue
+        later = next((d for d in ev[i + 1:] if d.direction == "Deasserted" and (d.sensor, d.event) ==
+                      (e.sensor, e.event)), None)
+        comp = "PSUs" if e.sensor.lower().startswith(("power supply", "ps")) else \
+            "fans" if e.sensor.lower().startswith("fan") else "BMC sensors"
+        st = "degraded" if later or not any(w in what for w in severe) else "failed"
+        why = f"{e.date} {e.time} {e.event} ({e.direction or 'logged'})" + \
+            (f", deasserted {later.date} {later.time}" if later else "") + "; clear the SEL once handled"
+        out.append(Finding(comp, f"SEL {e.record}: {e.sensor}", st, why, source))
     return out or [Finding("BMC sensors", "SEL", "healthy", f"{len(ev)} events, none a fault", source)]
 
 
@@ -119,9 +133,14 @@ def _nvlink(text: str, source: str) -> list:
     links = parse_nvlink_status(text)
     for gpu in dict.fromkeys(lk.gpu for lk in links):
         mine = [lk for lk in links if lk.gpu == gpu]
+        if any(lk.link < 0 for lk in mine):
+            out.append(Finding("NVLink", gpu, "failed", "NVML: all links inactive (no NVLink: GPU-to-GPU traffic "
+                               "falls back to PCIe); reset the GPU, then check the fabric manager", source))
+            continue
         down = [lk.link for lk in mine if lk.speed_GBps is None]
         out.append(Finding("NVLink", gpu, "degraded" if down else "healthy",
-                           f"links {down} inactive of {len(mine)}" if down else f"{len(mine)} links active", source))
+                           f"links {down} inactive of {len(mine)}" if down else f"{len(mine)} links active"
+                           + (" (the paste elides some)" if "[...]" in text else ""), source))
     return out
 
 

@@ -21,11 +21,12 @@ _BAD = {"down": ("failed", "down"), "fail": ("failed", "failed"), "failing": ("f
         "maint": ("degraded", "in a maintenance reservation"), "reboot": ("degraded", "reboot pending"),
         "reboot_requested": ("degraded", "reboot pending"), "inval": ("failed", "invalid configuration"),
         "invalid_reg": ("failed", "registered with less than configured"), "unk": ("degraded", "state unknown"),
-        "unknown": ("degraded", "state unknown")}
+        "unknown": ("degraded", "state unknown"), "maintenance": ("degraded", "in a maintenance reservation")}
 _SUFFIX = {"*": ("failed", "slurmd not responding"), "$": ("degraded", "in a maintenance reservation"),
            "@": ("degraded", "reboot pending"), "!": ("degraded", "power down pending"),
            "~": ("healthy", "powered down (power saving)"), "#": ("healthy", "powering up"),
-           "%": ("healthy", "powering down"), "^": ("degraded", "reboot issued")}
+           "%": ("healthy", "powering down"), "^": ("degraded", "reboot issued"),
+           "-": ("healthy", "planned by the backfill scheduler")}
 _RANK = {"healthy": 0, "degraded": 1, "failed": 2}
 
 
@@ -33,7 +34,7 @@ def judge_state(state: str) -> tuple[str, str]:
     """The verdict for one node state as sinfo (``drng@``) or scontrol (``IDLE+DRAIN``, ``DOWN*+DRAIN``) prints it."""
     worst, why = "healthy", []
     for part in state.lower().split("+"):
-        base = part.rstrip("*$@!~#%^")
+        base = part.rstrip("*$@!~#%^-")
         for flag in part[len(base):]:
             v, w = _SUFFIX[flag]
             why.append(w)
@@ -82,7 +83,8 @@ class SlurmNode:
     name: str
     state: str                   # "IDLE+DRAIN"
     reason: str                  # "health_ps___blocked [root@2026-04-29T03:06:18]" or ""
-    gpus_cfg: int                # gres/gpu in CfgTRES
+    gpus_cfg: int                # gres/gpu in CfgTRES, else the GPUs Gres= declares (clusters that do not track
+                                 # gres/gpu as a TRES print none in CfgTRES)
     gpus_alloc: int              # gres/gpu in AllocTRES
     fields: tuple                # every (key, value) as printed
 
@@ -95,8 +97,14 @@ def _tres_gpus(tres: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def gres_gpus(gres: str) -> int:
+    """GPUs a ``Gres=`` value declares: ``gpu:4``, ``gpu:a100:4(S:0-1)``, ``gpu:1080:7,gpu:block:1`` (→ 8)."""
+    return sum(int(m.group(1)) for m in re.finditer(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)(?=[(,]|$)", gres or ""))
+
+
 def parse_scontrol_node(text: str) -> tuple:
-    """``scontrol show node`` (one or many nodes, indented or flat); values with spaces (OS=, Reason=) are kept."""
+    """``scontrol show node`` (one or many nodes, indented or flat, or one line per node with ``-o``); values with
+    spaces (OS=, Reason=) are kept."""
     blocks = re.split(r"(?m)^(?=\s*NodeName=)", text)
     out = []
     for b in blocks:
@@ -113,8 +121,9 @@ def parse_scontrol_node(text: str) -> tuple:
                 end = keys[i + 1].start() if i + 1 < len(keys) else len(line)
                 fields.append((m.group(1), line[m.end():end].strip()))
         f = dict(fields)
+        cfg = _tres_gpus(f.get("CfgTRES", "")) or gres_gpus(f.get("Gres", ""))
         out.append(SlurmNode(f.get("NodeName", "?"), f.get("State", ""), f.get("Reason", ""),
-                             _tres_gpus(f.get("CfgTRES", "")), _tres_gpus(f.get("AllocTRES", "")), tuple(fields)))
+                             cfg, _tres_gpus(f.get("AllocTRES", "")), tuple(fields)))
     if not out:
         raise ValueError("scontrol show node: no 'NodeName=' record")
     return tuple(out)

@@ -84,6 +84,13 @@ def test_cexec_hosts_and_one_master_sm():
     assert ibdiag.primary(ibdiag.diagnose(s)) == "healthy"         # "seems to be OK": one master SM
 
 
+def test_bare_sminfo_line_is_the_local_host():
+    s = snap("sminfo", "thesis-chatbot-bda-ib-card-replacement.txt")     # "sminfo: sm lid 15 …" with no host prefix
+    assert [(m.host, m.sm_lid, m.sm_guid, m.activity, m.priority, m.state) for m in s.sms] == \
+        [("localhost", 15, "0x10e0406d5aa0a0", 26263191, 14, "SMINFO_MASTER")]
+    assert ibdiag.primary(ibdiag.diagnose(s)) == "healthy"
+
+
 def test_two_different_masters_is_a_conflict():
     text = (REAL / "sminfo" / "ompi-users-7361-four-nodes-one-master.txt").read_text()
     text = text.replace("sm lid 2 sm guid 0x2c90200259201, activity count 6884",
@@ -160,3 +167,13 @@ def test_ibstat_without_indentation_as_web_pages_show_it():
     (p,) = s.ports
     assert (p.ca, p.state, p.physical_state, p.rate_Gbps, p.base_lid, p.sm_lid) == ("mlx4_0", "Active", "LinkUp", 40, 1, 1)
     assert ibdiag.primary(ibdiag.diagnose(s)) == "healthy"      # "for proper operation … Active … LinkUp"
+
+
+def test_topology_with_five_gpus_and_no_nic():
+    """nvidia-smi topo -m without NIC columns (club-3090#46): what the source's matrix says, cell by cell."""
+    from helpers.core import topology
+
+    t = topology.parse_topo_matrix((REAL / "nvidia-smi-topo" / "club3090-46-five-gpus-two-numa.txt").read_text())
+    assert t.devices == ("GPU0", "GPU1", "GPU2", "GPU3", "GPU4") and t.nic_names == ()
+    assert t.matrix[0][1:] == ("SYS",) * 4 and (t.matrix[1][2], t.matrix[1][3], t.matrix[3][4]) == ("PHB", "NODE", "PHB")
+    assert t.numa_affinity == ("1", "0", "0", "0", "0") and t.cpu_affinity[0] == "8-15,24-31"

@@ -53,3 +53,30 @@ def test_bad_input():
         ipmiread.parse_ipmitool_sdr("hello\n")
     with pytest.raises(ValueError, match="ipmitool sel"):
         ipmiread.parse_ipmitool_sel("hello\n")
+
+
+def test_sel_elist_real_faults_and_their_deassertions():
+    from helpers.ops import noderules
+
+    t = (REAL / "ipmitool-sel" / "argon-itf-bx43-01-psu-ac-lost-elist.txt").read_text()
+    ev = ipmiread.parse_ipmitool_sel(t)
+    assert len(ev) == 10 and (ev[6].record, ev[6].sensor, ev[6].event, ev[6].direction) == \
+        ("98", "Power Supply PSU1 AC Lost", "Power Supply AC lost", "Asserted")
+    f = noderules._sel(t, "x")
+    assert [(x.component, x.item, x.status) for x in f] == [
+        ("PSUs", "SEL 98: Power Supply PSU1 AC Lost", "degraded"), ("fans", "SEL 9a: Fan PSU1 Slow FAN1", "degraded")]
+    assert "deasserted 03/06/2025 19:00:55" in f[0].why          # record 99 clears record 98
+    ecc = noderules._sel((REAL / "ipmitool-sel" / "argon-itf-bx41-06-uncorrectable-ecc-elist.txt").read_text(), "x")
+    assert [(x.item, x.status) for x in ecc][0] == ("SEL 54: Memory #0x08", "failed")   # Uncorrectable ECC, Asserted
+    hw = noderules._sel((REAL / "ipmitool-sel" / "ibm-openbmc-3638-everest-sel-list-excerpt.txt").read_text(), "x")
+    assert [x.item for x in hw] == ["SEL 45: System Event #0x4a", "SEL 46: System Event #0x4a"]
+    assert {x.status for x in hw} == {"failed"}                 # "Undetermined system hardware failure"
+    ok = noderules._sel((REAL / "ipmitool-sel" / "sos-2015-elist-excerpt.txt").read_text(), "x")
+    assert [(x.status, x.why) for x in ok] == [("healthy", "3 events, none a fault")]
+
+
+def test_sel_time_with_zone_and_pre_init_rows():
+    text = ("  3a | 12/14/22 | 23:09:44 CET | Memory #0x88 | Correctable ECC (CPU0_G1) | Asserted\n"
+            "   5 |  Pre-Init  |0000000123| System Event #0x01 | Timestamp Clock Sync | Asserted\n")
+    a, b = ipmiread.parse_ipmitool_sel(text)
+    assert (a.time, a.event, b.date, b.time) == ("23:09:44 CET", "Correctable ECC (CPU0_G1)", "Pre-Init", "0000000123")

@@ -12,7 +12,9 @@ FOLDERS = {"dcgmi-diag": "dcgmi-diag", "nvlink-status": "nvlink-status", "sinfo"
            "scontrol-node": "scontrol-node", "dcgm-exporter": "dcgm-exporter", "lspci": "lspci",
            "kubectl-describe-node": "kubectl-describe-node", "dmesg-xid": "dmesg-xid",
            "ipmitool-sensor": "ipmitool-sensor", "nvidia-smi-q": "nvidia-smi-q", "ipmitool-sdr": "ipmitool-sdr",
-           "ipmitool-sel": "ipmitool-sel", "squeue": "squeue", "sshare": "sshare"}
+           "ipmitool-sel": "ipmitool-sel", "squeue": "squeue", "sshare": "sshare", "slurm-json": "slurm-json",
+           "nvlink-errors": "nvlink-errors", "dcgmi-nvlink": "dcgmi-nvlink", "dcgmi-discovery": "dcgmi-discovery",
+           "gfd-labels": "gfd-labels"}
 
 
 @pytest.mark.parametrize("fmt,folder", sorted(FOLDERS.items()))
@@ -34,8 +36,8 @@ def _verdicts(*folders):
 
 def test_verdict_per_component():
     v = _verdicts("dcgmi-diag", "nvlink-status", "sinfo", "scontrol-node", "lspci", "kubectl-describe-node")
-    assert v == {"GPUs": "failed", "NVLink": "degraded", "Slurm node": "failed", "PCIe": "degraded",
-                 "K8s node": "failed"}
+    assert v == {"GPUs": "failed", "NVLink": "failed", "Slurm node": "failed", "PCIe": "degraded",
+                 "K8s node": "failed"}                        # NVLink: the B200 whose NVML reports no active link
 
 
 def test_named_items():
@@ -52,7 +54,9 @@ def test_named_items():
 
 def test_bmc_verdicts_from_sdr_and_sel():
     v = _verdicts("ipmitool-sdr", "ipmitool-sel")
-    assert v == {"BMC sensors": "degraded", "fans": "healthy", "PSUs": "degraded"}   # Board_Temp lnc; Redundancy Lost
+    # BMC sensors: Uncorrectable ECC asserted (argon bx41-06); fans: a PSU fan went non-recoverable, then recovered;
+    # PSUs: Redundancy Lost (sdr -v) and an AC loss the SEL later deasserted
+    assert v == {"BMC sensors": "failed", "fans": "degraded", "PSUs": "degraded"}
     f = nodecheck.read_path(REAL / "ipmitool-sdr" / "home-assistant-ipmi-22-supermicro-list-full.txt")
     assert len(f) == 21                                                   # the 8 "ns" rows are absent, not failed
 
@@ -92,3 +96,37 @@ def test_cli_exit_codes(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "notes.txt: unknown format" in err and "dcgmi-diag" in err
     assert nodecheck.main([str(tmp_path / "missing")]) == 2
+
+
+def test_remaining_real_files_by_name():
+    """The files the other tests read only as a folder, each against its SOURCES.md row."""
+    from helpers.core.smiparse import parse_query
+
+    df = bmc.parse_ipmitool_sensor((REAL / "ipmitool-sensor" / "home-assistant-ipmi-33-discrete-hex.txt").read_text())
+    assert (df.unit == "discrete").sum() == 8 and (df.reading[df.unit == "discrete"] == 0).all()
+    assert dict(zip(df.name, df.reading))["CPU0_Margin_Temp"] == 16 and \
+        (dict(zip(df.name, df.reading))["PS1_Power"], dict(zip(df.name, df.reading))["PS2_Power"]) == (100, 110)
+    for name, n, product in (("thamada-H100SXMx8.txt", 8, "NVIDIA H100 80GB HBM3"),
+                             ("thamada-A100SXMx4.txt", 4, "NVIDIA A100-SXM4-80GB"),
+                             ("thamada-H100NVLx2.txt", 2, "NVIDIA H100 NVL")):
+        gpus = parse_query((REAL / "nvidia-smi-q" / name).read_text()).gpus
+        assert len(gpus) == n and {g.name for g in gpus} == {product}
+    rf = {f.split("rackmount1-")[1][:-5]: nodecheck.read_path(REAL / "redfish" / f)
+          for f in ("dmtf-mockup-rackmount1-power.json", "dmtf-mockup-rackmount1-system.json",
+                    "dmtf-mockup-rackmount1-processor-cpu1.json", "dmtf-mockup-rackmount1-processor-fpga1.json")}
+    assert [(x.component, x.status, x.why) for x in rf["power"]] == [("PSUs", "degraded", "Health Warning, output 325 W")]
+    assert [(x.item, x.status) for x in rf["system"]] == [("system web483", "healthy")]
+    assert rf["processor-cpu1"][0].item.startswith("CPU CPU1") and rf["processor-cpu1"][0].status == "healthy"
+    assert [(x.component, x.item, x.status) for x in rf["processor-fpga1"]] == [("GPUs", "FPGA FPGA1 Stratix 10",
+                                                                                "healthy")]
+
+
+def test_every_real_file_is_listed_in_sources_and_read_by_name():
+    """Every real output of a nodecheck format is in its SOURCES.md and is opened by name in a test of tests/ops."""
+    tests = "".join(p.read_text() for p in Path(__file__).parent.glob("test_*.py"))
+    for folder in sorted(set(FOLDERS.values()) | {"redfish"}):
+        sources = (REAL / folder / "SOURCES.md").read_text()
+        for f in sorted((REAL / folder).iterdir()):
+            if f.name != "SOURCES.md":
+                assert f"`{f.name}`" in sources, f"{folder}/{f.name} is not in SOURCES.md"
+                assert f.name in tests, f"{folder}/{f.name} is opened by no test in tests/ops by name"

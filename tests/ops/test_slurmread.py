@@ -72,3 +72,71 @@ def test_sshare_tree():
     assert dict(rows[2]) == {"Account": "cae", "User": "", "Raw Shares": "7416", "Norm Shares": "0.741526",
                              "Raw Usage": "709", "Effectv Usage": "1.000000", "FairShare": "0.392681"}
     assert sum(dict(r)["Raw Shares"] == "parent" for r in rows) == 2
+
+
+# ---- round 2: more real outputs (tests/data/real/*/SOURCES.md says where each comes from) --------------------
+
+def test_sinfo_triton_docs_drain_drng_and_not_responding():
+    rows = slurmread.parse_sinfo((REAL / "sinfo" / "aalto-triton-docs-default-drng.txt").read_text())
+    assert [(r.partition, r.state, r.nodes, r.nodelist) for r in rows] == [
+        ("interactive", "drng", 2, "pe[1-2]"), ("jupyter-long", "drng", 2, "pe[1-2]"),
+        ("jupyter-short", "drng", 2, "pe[1-2]"), ("grid", "drain", 1, "pe76")]
+    assert {slurmread.judge_state(r.state)[0] for r in rows} == {"degraded"}
+    dbg = slurmread.parse_sinfo((REAL / "sinfo" / "aalto-triton-docs-debug-drain-star.txt").read_text())
+    assert [(r.state, r.nodelist) for r in dbg] == [("drain*", "wsm1"), ("drain", "pe3"), ("idle", "pe83")]
+    assert [slurmread.judge_state(r.state)[0] for r in dbg] == ["failed", "degraded", "healthy"]
+
+
+def test_sinfo_node_long_form_after_its_date_line():
+    (r,) = slurmread.parse_sinfo((REAL / "sinfo" / "galaxy-gat2016-sinfo-Nel.txt").read_text())
+    assert (r.nodelist, r.nodes, r.partition, r.state, r.reason) == ("localhost", 1, "debug", "idle", "")
+
+
+def test_scontrol_not_responding_and_gpus_from_gres():
+    (n,) = slurmread.parse_scontrol_node(
+        (REAL / "scontrol-node" / "slurm-exporter-198-gpu02-down-not-responding.txt").read_text())
+    assert (n.name, n.state, n.reason) == ("gpu02", "DOWN+NOT_RESPONDING", "")   # the excerpt ends before Reason=
+    assert n.gpus_cfg == 8                      # no CfgTRES in the excerpt: Gres=gpu:1080:7,gpu:block:1
+    assert slurmread.judge_state(n.state) == ("failed", "down; slurmd not responding")
+
+
+def test_scontrol_one_line_per_node():
+    nodes = slurmread.parse_scontrol_node(
+        (REAL / "scontrol-node" / "slurm-exporter-24.11.7-show-nodes-oneliner.txt").read_text())
+    assert len(nodes) == 20 and nodes[0].name == "na1" and nodes[-1].name == "nb10"
+    by = {n.name: n for n in nodes}
+    assert by["na1"].state == "MIXED+DYNAMIC_NORM" and dict(by["na1"].fields)["Partitions"] == "cpu,debug,high"
+    assert dict(by["na1"].fields)["OS"].endswith("Thu Jun 18 21:54:43 UTC 2026")
+    # CfgTRES=cpu=32,mem=15867M,billing=32 tracks no gres/gpu: the GPUs come from Gres=
+    assert (by["nb1"].gpus_cfg, by["nb9"].gpus_cfg, by["na1"].gpus_cfg) == (4, 4, 0)
+    assert {slurmread.judge_state(n.state)[0] for n in nodes} == {"healthy"}
+
+
+def test_gres_gpus_forms():
+    assert slurmread.gres_gpus("gpu:nvidia_geforce_rtx_5090:4(S:0-3),VramPerGpu:no_consume:32G") == 4
+    assert slurmread.gres_gpus("gpu:4") == 4 and slurmread.gres_gpus("(null)") == 0
+
+
+def test_squeue_running_and_array_pending():
+    (j,) = slurmread.parse_squeue((REAL / "squeue" / "galaxy-gat2016-running.txt").read_text())
+    assert (j.job_id, j.state, j.partition, j.user, j.nodes, j.nodelist, j.reason) == \
+        ("3", "R", "debug", "galaxygu", 1, "localhost", "")
+    (a,) = slurmread.parse_squeue((REAL / "squeue" / "slurmtools-2-array-pending.txt").read_text())
+    assert (a.job_id, a.state, a.partition, a.user, a.reason) == ("31180452_[0-467]", "PD", "norm", "skobes",
+                                                                  "Priority")
+
+
+def test_sshare_real_sites_and_custom_columns():
+    labs = slurmread.parse_sshare((REAL / "sshare" / "rcic-uci-hpc3-ten-labs.txt").read_text())
+    assert len(labs) == 10 and [dict(r)["Account"] for r in labs][:2] == ["caoph_lab", "dmobley_lab"]
+    w = dict(labs[-1])
+    assert (w["Account"], w["RawShares"], w["RawUsage"], w["EffectvUsage"], w["FairShare"]) == \
+        ("weil21_lab", "1", "21466384467", "0.143373", "")       # an 11-digit usage fills its column
+    (u,) = slurmread.parse_sshare((REAL / "sshare" / "rcic-uci-hpc3-npw-user.txt").read_text())
+    assert dict(u)["FairShare"] == "0.315013" and dict(u)["User"] == "npw"
+    fmt = slurmread.parse_sshare((REAL / "sshare" / "rcic-uci-hpc3-npw-format.txt").read_text())
+    assert [tuple(dict(r).values()) for r in fmt] == [("npw", "", "0.000265", "0.000012", ""),
+                                                      ("npw", "npw", "1.000000", "0.000012", "0.315013")]
+    tree = slurmread.parse_sshare((REAL / "sshare" / "ml-engineering-stas-fairshare.txt").read_text())
+    assert [(dict(r)["Account"], dict(r)["User"], dict(r)["FairShare"]) for r in tree] == \
+        [("root", "", ""), ("all", "", ""), ("all", "stas", "0.288889")]
