@@ -6,14 +6,23 @@ the MyST role {term}`NVLink` (the build fails on a link to a term nobody defined
 
 A term may be defined in several files (each chapter lists where it matters), but always with the same Chinese:
 one English term with two translations is an error that names both files, never a silent first-wins.
-The page has an A–Z jump list, one glossary block per letter, and a 中文 → English index.
+The page has an A–Z jump list, one glossary block per letter, and a 中文 → English index. The Chinese edition's
+page (book/glossary.zh.md) has the same sections with a Chinese title and introduction, so that the language switch
+lands on the same letter.
 
-    python scripts/glossary.py           # write book/glossary.md
-    python scripts/glossary.py --check   # fail if book/glossary.md is stale or a term has two translations
+The Chinese pages (``name.zh.md``) write every glossary term in its glossary form: a ``{term}`` link's text holds
+the term's ``zh`` (its Chinese and its Latin words; a parenthesised acronym such as （SM） may be left out), the
+first link to a term also holds the English term, every term the English page links is linked, and no form listed in
+``book/glossary-zh-wrong.yml`` (regional usage, mistranslations) appears in the prose (``zh_term_problems``).
+
+    python scripts/glossary.py           # write book/glossary.md and book/glossary.zh.md
+    python scripts/glossary.py --check   # fail if either is stale, a term has two translations, or a Chinese page
+                                         # writes a term otherwise than the glossary
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +30,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "book" / "glossary.md"
+OUT_ZH = ROOT / "book" / "glossary.zh.md"
+WRONG = "book/glossary-zh-wrong.yml"
 
 
 class GlossaryError(ValueError):
@@ -58,6 +69,15 @@ def collect(root: Path = ROOT) -> list[dict]:
             problems.append(f"term {terms[key]['term']!r} has {len({z for _, z in uses})} translations: "
                             + "; ".join(f"{zh!r} in {rel}" for rel, zh in uses)
                             + " — use one (edit the chapter that came later)")
+    wrong_file = root / WRONG
+    for term, forms in (yaml.safe_load(wrong_file.read_text(encoding="utf-8")) if wrong_file.exists() else {}).items():
+        key = " ".join(str(term).split()).lower()
+        if key not in terms:
+            problems.append(f"{WRONG}: {term!r} is not a glossary term")
+            continue
+        right = terms[key]["zh"]
+        terms[key]["zh_wrong"] = [f for f in forms if f not in right]
+        problems += [f"{WRONG}: {term!r}: {f!r} is part of the right form {right!r}" for f in forms if f in right]
     if problems:
         raise GlossaryError("\n".join(problems))
     return sorted(terms.values(), key=lambda t: t["term"].lower())
@@ -97,21 +117,106 @@ def render(terms: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+ZH_HEAD = ["# 术语表 · Glossary", "",
+           "本书全部关键术语的英中对照。各章在术语首次出现处链接到这里；按中文查找请用文末的"
+           " {ref}`中文 → English <glossary-zh>` 索引。释义暂为英文。",
+           "本页由 `scripts/glossary.py` 根据各章的 `glossary.yml` 生成：请编辑那些文件，不要编辑本页。", ""]
+
+
+def render_zh(terms: list[dict]) -> str:
+    """The Chinese edition's page: the English page's sections in the same order (same labels), Chinese around them."""
+    page = render(terms)
+    body = page[page.index("Jump to: "):]
+    body = body.replace("Jump to: ", "跳转：", 1).replace(
+        "Sorted by the Chinese text (Unicode order); each English term links to its entry.",
+        "按中文（Unicode 码位）排序；每个英文术语都链接到它的条目。")
+    body = re.sub(r"\*\(chapter ([\d, ]+)\)\*", lambda m: f"*（章：{m.group(1)}）*", body)
+    return "\n".join(ZH_HEAD) + "\n" + body
+
+
+_TERM = re.compile(r"\{term\}`([^`]+)`")
+_CODE = re.compile(r"^(`{3,})\{code-cell\}.*?^\1\s*$", re.M | re.S)
+_CJK_PARENS = re.compile(r"[（(][^（）()]*[）)]")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def term_uses(text: str) -> list[tuple[str, str]]:
+    """(link text, target) of every {term} link outside the code cells."""
+    out = []
+    for m in _TERM.finditer(_CODE.sub("", text)):
+        link = " ".join(m.group(1).split())
+        t = re.match(r"(.*?)\s*<([^<>]+)>$", link)
+        out.append((t.group(1), t.group(2)) if t else (link, link))
+    return out
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"[\s\-‐]+", "", s).replace("（", "(").replace("）", ")").replace("，", ",").lower()
+
+
+def required_parts(zh: str) -> list[str]:
+    """The parts of a glossary form a link text must hold: its Chinese runs and Latin words; a parenthesised group
+    without Chinese (an acronym: （SM）, （Ring AllReduce）) is optional."""
+    z = _CJK_PARENS.sub(lambda m: m.group(0) if _CJK.search(m.group(0)) else " ", zh)
+    return re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff]+|[A-Za-z0-9][\w.+/:-]*", z)
+
+
+def zh_term_problems(zh_text: str, en_text: str, terms: list[dict]) -> list[str]:
+    """Why a Chinese page does not write the glossary's terms as the glossary does (empty: it does)."""
+    by_key = {" ".join(t["term"].split()).lower(): t for t in terms}
+    out, seen = [], set()
+    for text, target in term_uses(zh_text):
+        key = " ".join(target.split()).lower()
+        t = by_key.get(key)
+        if t is None:
+            out.append(f"{{term}}`{text} <{target}>`: {target!r} is not a glossary term")
+            continue
+        shown = _norm(text)
+        missing = [p for p in required_parts(t["zh"]) if _norm(p) not in shown]
+        if missing:
+            out.append(f"{{term}}`{text} <{target}>`: write the glossary's form {t['zh']!r} (missing {missing})")
+        if key not in seen:
+            seen.add(key)
+            if _norm(t["term"]) not in shown and _norm(target) not in shown:
+                out.append(f"{{term}}`{text} <{target}>`: first use: add the English, e.g. "
+                           f"{{term}}`{t['zh']}（{t['term']}） <{target}>`")
+    lost = sorted({" ".join(tgt.split()).lower() for _, tgt in term_uses(en_text)} - seen)
+    out += [f"the English page links {{term}}`{by_key[k]['term'] if k in by_key else k}`; link it here too "
+            f"(at its first use)" for k in lost]
+    prose = _CODE.sub("", zh_text)
+    for t in terms:
+        out += [f"{w!r} is not this edition's form of {t['term']!r}: write {t['zh']!r} ({WRONG})"
+                for w in t.get("zh_wrong", []) if w in prose]
+    return out
+
+
+def zh_pages(root: Path = ROOT) -> list[Path]:
+    return sorted(p for p in root.rglob("*.zh.md") if not {".venv", "_build", ".git"} & set(p.relative_to(root).parts)
+                  and p != root / "book" / "glossary.zh.md")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     try:
-        text = render(collect())
+        terms = collect()
     except GlossaryError as e:
         print(f"glossary: conflicting or incomplete entries (book/glossary.md not written):\n{e}", file=sys.stderr)
         return 1
+    text, text_zh = render(terms), render_zh(terms)
     if a.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print("book/glossary.md is stale: run `make glossary` (or python scripts/glossary.py)")
-            return 1
-        return 0
+        bad = [f"{o.relative_to(ROOT)} is stale: run `make glossary` (or python scripts/glossary.py)"
+               for o, t in ((OUT, text), (OUT_ZH, text_zh)) if not o.exists() or o.read_text(encoding="utf-8") != t]
+        for page in zh_pages():
+            en = page.with_name(page.name[: -len(".zh.md")] + ".md")
+            bad += [f"{page.relative_to(ROOT)}: {p}" for p in zh_term_problems(
+                page.read_text(encoding="utf-8"), en.read_text(encoding="utf-8") if en.exists() else "", terms)]
+        if bad:
+            print("\n".join(bad))
+        return 1 if bad else 0
     OUT.write_text(text)
+    OUT_ZH.write_text(text_zh, encoding="utf-8")
     return 0
 
 

@@ -62,7 +62,8 @@ def resolve(paths: list[str]) -> list[Path]:
     for p in paths:
         p = (Path.cwd() / p).resolve()
         if p.is_dir():
-            mds = [m for m in sorted(p.glob("*.md")) if "jupytext:" in m.read_text()[:800]]
+            mds = [m for m in sorted(p.glob("*.md"))   # name.zh.md: the Chinese edition, never executed (scripts/zh.py)
+                   if "jupytext:" in m.read_text()[:800] and not m.name.endswith(".zh.md")]
             if not mds:
                 sys.exit(f"{p}: no jupytext-paired .md notebook in this folder")
             out += [m.with_suffix(".ipynb") for m in mds]
@@ -164,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         problems = [p for nb in targets for p in drift(nb)]
         listed = toc_notebooks()
         for md in sorted(ROOT.glob("chapters/*/*.md")):
-            if "jupytext:" in md.read_text()[:800] and md.with_suffix(".ipynb") not in listed:
+            if "jupytext:" in md.read_text()[:800] and md.with_suffix(".ipynb") not in listed \
+                    and not md.name.endswith(".zh.md"):
                 problems.append(f"{md.parent.relative_to(ROOT)}: {md.with_suffix('.ipynb').name} is not in _toc.yml")
         print("\n".join(problems) if problems else f"pairing check: {len(targets)} notebooks in sync and executed")
         return 1 if problems else 0

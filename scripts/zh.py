@@ -6,22 +6,46 @@
     python scripts/zh.py sync-code FILE.zh.md                      # copy the English code cells in (code is verbatim)
     python scripts/zh.py check   [--require-all] [PATH ...]        # fails naming chapter + section that drifted
     python scripts/zh.py todo    [PATH ...]                        # what to retranslate, one line per section
+    python scripts/zh.py notebooks [PATH ...]                      # name.zh.md + executed name.ipynb → name.zh.ipynb
+    python scripts/zh.py build   [--no-strict]                     # the Chinese book → _build/html/zh (after the English)
 
 A **block** is the markdown between two code cells (the front matter and the code cells are never translated).
 A **section** starts at a heading outside any fence. Under every Chinese heading a MyST comment
 ``% sync: <hash>`` records the hash of the English section it translates (``section_hash``); when the English
 section changes and the Chinese one is not re-stamped, ``check`` fails naming both. Code cells must be identical.
+
+One execution, two languages: ``name.zh.ipynb`` is *generated* (``notebooks``), never executed: its markdown cells
+come from ``name.zh.md``, its code cells (source, outputs, tags) from the executed English ``name.ipynb``, each
+tagged ``nbval-skip`` as well (nbval checks the English notebook only; ``scripts/notebooks.py`` ignores ``.zh.*``).
+``check`` fails when a stored ``.zh.ipynb`` is not what ``notebooks`` would write now.
+
+The Chinese book (``build``) is built from the same source tree with ``language = zh_CN`` and a table of contents
+made from ``_toc.yml`` and the pages that have a ``.zh.md`` (plus ``book/glossary.zh.md``, which
+``scripts/glossary.py`` writes); ``book/_ext/zhlang.py`` adds the language switch and links the chapters not yet
+translated to their English pages (labelled 英文). Only translated pages are read, so the build stays short.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import re
+import shutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "book" / "_ext"))
+from zhlang import zh_caption  # noqa: E402  (one copy: the extension's contents directive uses it too)
+
 ROOT = Path(__file__).resolve().parent.parent
+ZH_BUILD = ROOT / "_build" / "zh"          # the Chinese build (html, doctrees, toc) …
+ZH_HTML = ROOT / "_build" / "html" / "zh"  # … copied here, beside the English book
+GENERATED = {"book/glossary"}             # pages with a generated Chinese edition (scripts/glossary.py), not translated
+TITLE = "算力集群技术 · GPU & AI Compute-Cluster Engineering（中文版）"
 FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})")
 CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}")
 HEADING = re.compile(r"^(#{1,6})\s+\S")
@@ -90,8 +114,19 @@ def en_path(zh: Path) -> Path:
     return zh.with_name(zh.name[: -len(".zh.md")] + ".md")
 
 
+def toc_entries() -> list[str]:
+    """Every page of _toc.yml in book order (root first), as written there (``….ipynb`` or without suffix)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"], *(c["file"] for part in toc.get("parts", []) for c in part["chapters"])]
+
+
+def entry_source(entry: str) -> Path:
+    stem = entry[: -len(".ipynb")] if entry.endswith(".ipynb") else entry.removesuffix(".md")
+    return ROOT / f"{stem}.md"
+
+
 def chapter_sources(paths: list[str]) -> list[Path]:
-    """English sources: chapters/*/*.md, book/*.md notebooks and index.md (not glossary pages, not .zh.md)."""
+    """English sources: every page of _toc.yml (chapters, appendices, index.md) but the generated glossary."""
     if paths:
         out = []
         for p in map(Path, paths):
@@ -99,9 +134,118 @@ def chapter_sources(paths: list[str]) -> list[Path]:
             if p.is_dir():
                 out += [f for f in sorted(p.glob("*.md")) if not f.name.endswith(".zh.md")]
             else:
-                out.append(en_path(p) if p.name.endswith(".zh.md") else p)
+                out.append(en_path(p) if p.name.endswith(".zh.md") else p.with_suffix(".md"))
         return out
-    return [f for f in sorted((ROOT / "chapters").glob("*/*.md")) if not f.name.endswith(".zh.md")]
+    return [entry_source(e) for e in toc_entries() if e.removesuffix(".ipynb") not in GENERATED]
+
+
+def zh_ipynb(en: Path) -> Path:
+    return en.with_name(en.stem + ".zh.ipynb")
+
+
+def zh_notebook(en: Path) -> str | None:
+    """The text of ``name.zh.ipynb``: markdown cells from ``name.zh.md``, code cells (source, outputs, tags) from the
+    executed English ``name.ipynb``, plus the tag nbval-skip; None when the English page is not a notebook.
+    Raises ValueError when the two do not have the same cells (the check says which)."""
+    import jupytext
+    import nbformat
+
+    ipynb = en.with_suffix(".ipynb")
+    if not ipynb.exists():
+        return None
+    zh, nb = jupytext.read(zh_path(en)), nbformat.read(ipynb, as_version=4)
+    kinds = [c.cell_type for c in zh.cells], [c.cell_type for c in nb.cells]
+    if kinds[0] != kinds[1]:
+        raise ValueError(f"{len(kinds[0])} cells, {ipynb.name} has {len(kinds[1])} (or their kinds differ): keep the "
+                         "English `+++` lines and code cells where they are")
+    cells = []
+    for k, (z, e) in enumerate(zip(zh.cells, nb.cells)):
+        if e.cell_type == "code":
+            if z.source != e.source:
+                raise ValueError(f"cell {k} differs from {ipynb.name} (run `make notebooks` for the English first?)")
+            c = copy.deepcopy(e)
+            tags = c.metadata.setdefault("tags", [])
+            if "nbval-skip" not in tags:
+                tags.append("nbval-skip")
+        else:
+            c = copy.deepcopy(z)
+            c.pop("id", None)
+        cells.append(c)
+    out = copy.deepcopy(nb)
+    out.cells = cells
+    text = jupytext.writes(out, fmt="ipynb")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def write_notebooks(ens: list[Path]) -> list[Path]:
+    """(Re)write ``name.zh.ipynb`` for every English page in ``ens`` that has a Chinese edition; the changed ones."""
+    changed = []
+    for en in ens:
+        if not zh_path(en).exists():
+            continue
+        try:
+            text = zh_notebook(en)
+        except ValueError as e:
+            raise SystemExit(f"{zh_path(en).relative_to(ROOT)}: {e}") from e
+        dest = zh_ipynb(en)
+        if text is not None and (not dest.exists() or dest.read_text(encoding="utf-8") != text):
+            dest.write_text(text, encoding="utf-8")
+            changed.append(dest)
+    return changed
+
+
+def zh_entry(entry: str) -> str:
+    """A _toc.yml entry's Chinese counterpart: chapters/x/name.ipynb → chapters/x/name.zh.ipynb, book/p → book/p.zh."""
+    return entry[: -len(".ipynb")] + ".zh.ipynb" if entry.endswith(".ipynb") else entry.removesuffix(".md") + ".zh"
+
+
+def zh_toc() -> dict:
+    """The Chinese table of contents: _toc.yml's parts, with only the pages that have a Chinese edition."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    if not zh_path(entry_source(toc["root"])).exists():
+        raise SystemExit(f"{zh_path(entry_source(toc['root'])).relative_to(ROOT)} is missing: the Chinese landing page")
+    parts = []
+    for part in toc.get("parts", []):
+        files = [{"file": zh_entry(c["file"])} for c in part["chapters"] if zh_path(entry_source(c["file"])).exists()]
+        if files:
+            parts.append({"caption": zh_caption(part.get("caption", "")), "chapters": files})
+    return {"format": toc.get("format", "jb-book"), "root": zh_entry(toc["root"]), "parts": parts}
+
+
+def build(strict: bool = True) -> int:
+    """The Chinese book into _build/zh/html, then copied to _build/html/zh (the English book must be built first:
+    untranslated pages link to it through its objects.inv)."""
+    from jupyter_book.sphinx import build_sphinx
+
+    if not (ROOT / "_build" / "html" / "objects.inv").exists():
+        raise SystemExit("_build/html/objects.inv is missing: build the English book first (make book)")
+    t0 = time.perf_counter()
+    for nb in write_notebooks(chapter_sources([])):
+        print(f"zh: wrote {nb.relative_to(ROOT)}")
+    ZH_BUILD.mkdir(parents=True, exist_ok=True)
+    toc = ZH_BUILD / "_toc.yml"
+    toc.write_text(yaml.safe_dump(zh_toc(), allow_unicode=True, sort_keys=False), encoding="utf-8")
+    rc = build_sphinx(ROOT, ZH_BUILD / "html", doctreedir=ZH_BUILD / ".doctrees", path_config=str(ROOT / "_config.yml"),
+                      noconfig=True, use_external_toc=True, builder="html", warningiserror=strict, keep_going=True,
+                      confoverrides={"external_toc_path": toc.as_posix(), "latex_individualpages": False,
+                                     "nitpicky": True, "language": "zh_CN", "html_title": TITLE})
+    if rc:
+        print(f"zh: the Chinese build failed ({rc})", file=sys.stderr)
+        return 1
+    # Sphinx copies static files only when some page was rewritten: bring the book's own (the font subset that
+    # `make static` just remade, book-lang.js …) up to date in any case
+    import filecmp
+    for folder in (ROOT / "_build" / "vendor", ROOT / "assets" / "css", ROOT / "assets" / "js"):
+        for f in (f for f in folder.rglob("*") if f.is_file()):
+            dest = ZH_BUILD / "html" / "_static" / f.relative_to(folder)
+            if not dest.exists() or not filecmp.cmp(f, dest, shallow=False):
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, dest)
+    if ZH_HTML.exists():
+        shutil.rmtree(ZH_HTML)
+    shutil.copytree(ZH_BUILD / "html", ZH_HTML)
+    print(f"zh: {ZH_HTML.relative_to(ROOT)}/index.html ({time.perf_counter() - t0:.0f} s)")
+    return 0
 
 
 def stamp(zh: Path, which: set[int] | None) -> int:
@@ -128,6 +272,43 @@ def stamp(zh: Path, which: set[int] | None) -> int:
         done += 1
     zh.write_text("\n".join(lines), encoding="utf-8")
     return done
+
+
+def sync_code(zh: Path) -> int:
+    """Copy the English code cells and front matter into the Chinese file. Cells added, removed or changed in the
+    English are aligned by their text (difflib): each Chinese prose block stays after the code cell it followed; a
+    prose block the English gained comes in English (the number returned; ``check`` then names its section as stale),
+    one that lost its code cell is joined to the block before it."""
+    import difflib
+
+    pe, pz = parse(en_path(zh).read_text(encoding="utf-8")), parse(zh.read_text(encoding="utf-8"))
+    ce, cz = code_cells(pe), code_cells(pz)
+    en_md, zh_md = md_blocks(pe), md_blocks(pz)
+    after: dict[int, int] = {0: 0}                 # Chinese prose block t → English prose block k
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, cz, ce, autojunk=False).get_opcodes():
+        if tag in ("equal", "replace"):
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                after[i + 1] = j + 1
+    new: dict[int, list[str]] = {}
+    last = 0
+    for t, block in enumerate(zh_md):
+        k = after.get(t)
+        if k is None or k < last:                  # its code cell is gone: keep the text with the block before
+            new[last] = new.get(last, []) + [""] + block
+            continue
+        new[k], last = block, k
+    added = 0
+    out, k = list(pe.front), 0
+    for kind, ls in pe.parts:
+        if kind == "code":
+            out += ls
+            continue
+        if k not in new and "\n".join(ls).strip():
+            added += 1
+        out += new.get(k, ls)
+        k += 1
+    zh.write_text("\n".join(out), encoding="utf-8")
+    return added
 
 
 def _heading_lines(lines: list[str]) -> list[int]:
@@ -169,6 +350,14 @@ def problems(en: Path) -> list[str]:
         elif m.group(1) != section_hash(head, body):
             out.append(f"{rel}: section {k + 1} is stale: the English '{head.strip()}' changed since it was "
                        f"translated (retranslate, then: python scripts/zh.py stamp {rel} --sections {k + 1})")
+    if ce == cz:
+        try:
+            nb = zh_notebook(en)
+        except ValueError as e:
+            return out + [f"{rel}: {e}"]
+        if nb is not None and (not zh_ipynb(en).exists() or zh_ipynb(en).read_text(encoding="utf-8") != nb):
+            out.append(f"{zh_ipynb(en).relative_to(ROOT)} is missing or stale (it is generated from {zh.name} and the "
+                       f"English {en.with_suffix('.ipynb').name}): python scripts/zh.py notebooks {rel}")
     return out
 
 
@@ -186,6 +375,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--all", action="store_true")
     c = sub.add_parser("sync-code")
     c.add_argument("zh")
+    n = sub.add_parser("notebooks")
+    n.add_argument("paths", nargs="*")
+    bd = sub.add_parser("build")
+    bd.add_argument("--no-strict", action="store_true", help="warnings do not fail the build")
     for name in ("check", "todo"):
         x = sub.add_parser(name)
         x.add_argument("paths", nargs="*")
@@ -237,17 +430,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "sync-code":
         zh = Path(args.zh).resolve()
-        pe, pz = parse(en_path(zh).read_text(encoding="utf-8")), parse(zh.read_text(encoding="utf-8"))
-        if len(code_cells(pe)) != len(code_cells(pz)):
-            raise SystemExit(f"{zh.relative_to(ROOT)}: {len(code_cells(pz))} code cells, the English has "
-                             f"{len(code_cells(pe))}: add or remove cells by hand, then run sync-code again")
-        en_code = iter([ls for kind, ls in pe.parts if kind == "code"])
-        out = list(pe.front)
-        for kind, ls in pz.parts:
-            out += next(en_code) if kind == "code" else ls
-        zh.write_text("\n".join(out), encoding="utf-8")
+        added = sync_code(zh)
+        print(f"{zh.relative_to(ROOT)}: code cells copied from the English"
+              + (f"; {added} prose block(s) new in the English kept in English: translate them" if added else ""))
         return 0
+    if args.cmd == "build":
+        return build(strict=not args.no_strict)
     ens = chapter_sources(args.paths)
+    if args.cmd == "notebooks":
+        changed = write_notebooks(ens)
+        print(f"zh: {len(changed)} Chinese notebook(s) written" + "".join(f"\n  {c.relative_to(ROOT)}" for c in changed))
+        return 0
     todo = [e for e in ens if not zh_path(e).exists()]
     found = [p for e in ens if zh_path(e).exists() for p in problems(e)]
     for p in found:
