@@ -10,6 +10,12 @@ to another host blocked (so a page that needs the network fails here):
 * figure text that overlaps or is clipped, and squashed plots, at 390 and 1366 px (``scripts/figurecheck.py``; the
   list goes to ``_build/browsercheck-figures.json``);
 * broken internal links and anchors (``scripts/pageweights.py``: static, no browser needed);
+* the downloads hand out no solutions (static): a chapter's ``.ipynb``/``.md`` downloads hold no ``solution`` cell,
+  ``student-notebooks.zip`` is there, the Binder button opens ``<slug>.student.ipynb`` (issue 29, item 8);
+* search (item 9): for each query in ``SEARCH_QUERIES`` the first result is a page whose title or headings hold the
+  query (when one exists), and a partial Chinese term finds the page it is part of;
+* a slide deck (``--slides``, default the first under ``_build/slides``; ``make slides`` writes them): reveal.js
+  starts, maths is typeset, figures render, nothing is fetched from another host (item 8);
 
 and saves screenshots of one chapter at desktop (1280 px) and phone (390 px) width, and desktop in dark mode, into
 ``_build/screenshots/``.
@@ -25,6 +31,7 @@ import fnmatch
 import functools
 import http.server
 import os
+import re
 import shutil
 import sys
 import threading
@@ -229,7 +236,109 @@ def phone_width(browser, base: str, pages: list[str], width: int = 390) -> list[
     return problems
 
 
-def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: bool = True) -> list[str]:
+def downloads(root: Path) -> list[str]:
+    """No solutions in the site's downloads: every _sources/ notebook without solution cells, the student .zip
+    there, and each Binder button opening the student notebook."""
+    import json
+    problems = []
+    for nb in sorted((root / "_sources").rglob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8")).get("cells", [])
+        if any("solution" in c.get("metadata", {}).get("tags", []) for c in cells):
+            problems.append(f"_sources/{nb.relative_to(root / '_sources').as_posix()}: the download holds the solutions")
+    for md in sorted((root / "_sources").rglob("*.md")):
+        if re.search(r"^:tags: \[[^\]]*\bsolution\b", md.read_text(encoding="utf-8"), re.M):
+            problems.append(f"_sources/{md.relative_to(root / '_sources').as_posix()}: the download holds the solutions")
+    if (root / "_sources").is_dir() and not (root / "student-notebooks.zip").exists():
+        problems.append("student-notebooks.zip is missing (book/_ext/bookpages.py writes it)")
+    for page in sorted(root.glob("chapters/**/*.html")):
+        for url in re.findall(r'href="(https://[^"]*/v2/[^"]*)"', page.read_text(encoding="utf-8")):
+            if not url.endswith(".student.ipynb"):
+                problems.append(f"{page.relative_to(root).as_posix()}: the Binder button opens {url.rsplit('/', 1)[-1]}"
+                                ", not the student notebook")
+    return problems
+
+
+# (query, page that must come first or None: a page whose title or headings hold the query, read from the index)
+SEARCH_QUERIES = (("NCCL", None), ("monitoring", None), ("术语", "book/glossary"))
+
+_SEARCH_JS = r"""() => { const i = Search._index;
+  const items = Array.from(document.querySelectorAll('#search-results ul.search > li > a'))
+    .map(a => a.getAttribute('href'));
+  return {items, titles: i.titles, docnames: i.docnames, alltitles: i.alltitles}; }"""
+
+
+def search(browser, base: str, queries=SEARCH_QUERIES) -> tuple[list[str], dict[str, list[str]]]:
+    """Problems, and the pages each query listed (in order)."""
+    problems, listed = [], {}
+    ctx = browser.new_context(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+    try:
+        pg = ctx.new_page()
+        for query, first in queries:
+            pg.goto(f"{base}search.html?q={query}", wait_until="load", timeout=TIMEOUT_MS)
+            pg.wait_for_function("() => { const s = document.querySelector('#search-results .search-summary');"
+                                 " return s && s.innerText.length > 0; }", timeout=TIMEOUT_MS)
+            r = pg.evaluate(_SEARCH_JS)
+            pages = [h.split("#")[0].removesuffix(".html") for h in r["items"]]
+            listed[query] = pages
+            q = query.lower()
+            holds = {d for d, title in zip(r["docnames"], r["titles"]) if q in (title or "").lower()}
+            holds |= {r["docnames"][f] for heading, places in r["alltitles"].items() if q in heading.lower()
+                      for f, _ in places}
+            want = {first} if first else holds
+            if not pages:
+                problems.append(f"search {query!r}: no results")
+            elif want and pages[0] not in want:
+                problems.append(f"search {query!r}: first result {pages[0]}, not a page whose title or headings "
+                                f"hold it ({', '.join(sorted(want))})")
+    finally:
+        ctx.close()
+    return problems, listed
+
+
+_SLIDES_JS = r"""() => ({ready: !!(window.Reveal && Reveal.isReady()), slides: window.Reveal ? Reveal.getTotalSlides() : 0,
+  math: document.querySelectorAll('mjx-container').length,
+  figures: Array.from(document.querySelectorAll('.plotly-graph-div')).map(d => ({id: d.id,
+    rendered: d.classList.contains('js-plotly-plot') && !!d.querySelector('.main-svg')}))})"""
+
+
+def slides(browser, root: Path, deck: str) -> list[str]:
+    """One reveal.js deck, served from ``root``, offline: it starts, its maths is typeset, its figures render."""
+    problems: list[str] = []
+    with Server(root) as server:
+        ctx = browser.new_context(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+        try:
+            block_other_hosts(ctx, server.url, problems, [f"slides {deck}"])
+            pg = ctx.new_page()
+            pg.on("console", lambda m: m.type == "error" and problems.append(f"slides {deck}: console error: "
+                                                                              f"{m.text[:200]}"))
+            pg.on("pageerror", lambda e: problems.append(f"slides {deck}: page error: {str(e)[:200]}"))
+            pg.on("response", lambda r: r.status >= 400 and problems.append(f"slides {deck}: HTTP {r.status}: {r.url}"))
+            pg.goto(server.url + deck, wait_until="load", timeout=TIMEOUT_MS)
+            pg.evaluate(_MATHJAX_READY_JS)
+            pg.wait_for_timeout(300)
+            r = pg.evaluate(_SLIDES_JS)
+            if not r["ready"] or r["slides"] < 2:
+                problems.append(f"slides {deck}: reveal.js did not start ({r['slides']} slides)")
+            has_math = "$" in pg.evaluate("() => document.body.innerText") or r["math"]
+            if has_math and not r["math"]:
+                problems.append(f"slides {deck}: MathJax typeset nothing")
+            for text in pg.evaluate(_RAW_TEX_JS):
+                problems.append(f"slides {deck}: raw TeX: {text!r}")
+            for fig in r["figures"]:
+                if not fig["rendered"]:
+                    problems.append(f"slides {deck}: plotly figure {fig['id']} did not render")
+            if r["ready"]:
+                pg.evaluate("() => Reveal.slide(Reveal.getTotalSlides() - 1)")
+                pg.wait_for_timeout(200)
+            print(f"{'ok  ' if not problems else 'FAIL'} slides {deck}: {r['slides']} slides, {r['math']} formulas, "
+                  f"{len(r['figures'])} figures", flush=True)
+        finally:
+            ctx.close()
+    return problems
+
+
+def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: bool = True,
+        deck: tuple[Path, str] | None = None) -> list[str]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as e:
@@ -240,6 +349,9 @@ def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: boo
     if patterns:
         todo = [p for p in todo if any(fnmatch.fnmatch(p, pat) for pat in patterns)]
     problems = pageweights.broken_links(root) if links else []
+    found = downloads(root)
+    problems.extend(found)
+    print(f"{'ok  ' if not found else 'FAIL'} downloads: no solutions in the site's notebooks", flush=True)
     with Server(root) as server, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=find_chromium(), headless=True,
                                      args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
@@ -263,6 +375,13 @@ def run(root: Path, patterns: list[str], shot: str | None, out: Path, links: boo
                 problems.extend(found)
                 print(f"{'ok  ' if not found else 'FAIL'} navigation {page} at {', '.join(map(str, NAV_WIDTHS))} px",
                       flush=True)
+            if (root / "search.html").exists() and (root / "searchindex.js").exists():
+                found, listed = search(browser, server.url)
+                problems.extend(found)
+                print(f"{'ok  ' if not found else 'FAIL'} search: " + "; ".join(
+                    f"{q!r} → {pages[0] if pages else 'nothing'}" for q, pages in listed.items()), flush=True)
+            if deck is not None:
+                problems.extend(slides(browser, *deck))
             if shot:
                 for path in screenshots(browser, server.url, shot, out):
                     print(f"screenshot: {path}")
@@ -278,8 +397,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--screenshot", default="chapters/08-communication/communication.html",
                     help="page to screenshot at desktop and phone width ('' for none)")
     ap.add_argument("--out", type=Path, default=Path("_build/screenshots"))
+    ap.add_argument("--slides", type=Path, default=Path("_build/slides"),
+                    help="a reveal.js deck (.slides.html) or a folder of them (the first is checked; '' for none)")
     args = ap.parse_args(argv)
-    problems = run(args.root, args.pages, args.screenshot or None, args.out)
+    deck = None
+    if str(args.slides) not in ("", "."):
+        decks = [args.slides] if args.slides.suffix == ".html" else sorted(args.slides.rglob("*.slides.html"))
+        if decks:
+            home = decks[0].parent
+            while home != home.parent and not (home / "_vendor").is_dir():
+                home = home.parent
+            deck = (home, decks[0].relative_to(home).as_posix())
+        else:
+            print(f"note: no slide deck under {args.slides} (make slides writes them): slides not checked")
+    problems = run(args.root, args.pages, args.screenshot or None, args.out, deck=deck)
     for line in problems:
         print(f"FAIL {line}")
     print(f"browsercheck: {len(problems)} problem(s)")

@@ -9,6 +9,10 @@ Nothing large is kept in git: every file here comes from a pinned package that `
 * ``mathjax/`` — MathJax 3 ``tex-svg.js`` (SVG output: glyphs are inside the script, no font files to fetch) plus the
   TeX extensions, menu and a11y components it may load on demand, from the ``django-static-mathjax`` wheel (MathJax
   3.2.2, Apache-2.0; the wheel has no dependencies and is used here only as a carrier of the files);
+* ``reveal.js/`` — reveal.js (``dist/`` and the speaker-notes plugin) for the offline slides (``make slides``), from
+  the npm registry (``npm pack reveal.js@REVEAL_VERSION``, the version nbconvert's reveal template is written for);
+  without npm it is skipped with a note (the book does not need it; ``scripts/student.py --slides`` then fails
+  naming the fix);
 * ``fonts/book-cjk.woff2`` — optional: a subset of Noto Sans CJK SC holding only the CJK characters the book uses,
   made with fontTools when the Debian ``fonts-noto-cjk`` font and fontTools+brotli are there; without it the CSS font
   stack falls back to the reader's system CJK fonts.
@@ -64,6 +68,38 @@ def fetch_cartesian(version: str, out: Path) -> bool:
             member = tar.extractfile("package/plotly-cartesian.min.js")
             out.write_bytes(member.read())
     return plotly_version(out) == version
+
+
+REVEAL_VERSION = "4.0.2"
+REVEAL_PARTS = ("dist/", "plugin/notes/")
+
+
+def copy_reveal(dest: Path, version: str = REVEAL_VERSION) -> str:
+    """reveal.js ``dist/`` and ``plugin/notes/`` into ``dest/reveal.js`` (npm pack); kept when that version is there."""
+    out = dest / "reveal.js"
+    stamp = out / "VERSION"
+    if (out / "dist" / "reveal.js").exists() and stamp.exists() and stamp.read_text().strip() == version:
+        return f"{out}: reveal.js {version} (kept)"
+    npm = shutil.which("npm")
+    if npm is None:
+        return f"no reveal.js: npm not found (only `make slides` needs it; the book does not)"
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([npm, "pack", "-q", f"reveal.js@{version}"], cwd=tmp, capture_output=True, text=True,
+                           timeout=300)
+        tgz = next(Path(tmp).glob("*.tgz"), None)
+        if r.returncode or tgz is None:
+            return f"no reveal.js: `npm pack reveal.js@{version}` failed ({(r.stderr or '').strip()[:120]})"
+        if out.exists():
+            shutil.rmtree(out)
+        with tarfile.open(tgz) as tar:
+            for m in tar.getmembers():
+                name = m.name.removeprefix("package/")
+                if m.isfile() and name.startswith(REVEAL_PARTS) and not name.endswith(".map"):
+                    target = out / name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(tar.extractfile(m).read())
+    stamp.write_text(version + "\n")
+    return f"{out}: reveal.js {version} (npm)"
 
 
 def copy_plotly(dest: Path) -> str:
@@ -142,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"static: {copy_plotly(args.dest)}")
     print(f"static: {copy_mathjax(args.dest)}")
     print(f"static: {subset_cjk_font(args.dest)}")
+    print(f"static: {copy_reveal(args.dest)}")
     return 0
 
 

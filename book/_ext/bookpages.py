@@ -11,7 +11,15 @@ What it does to the built HTML (the notebooks' stored outputs are not touched, s
   cannot show more, and the largest pages halve);
 * duplicate inline scripts are dropped (sphinx-thebe declares ``const THEBE_JS_URL`` twice otherwise), and the
   theme's colour mode defaults to ``auto`` (an empty one logs a console error on a first visit);
-* the chapter's jupytext ``.md`` source is offered in the download menu beside the ``.ipynb``;
+* downloads and launch buttons never hand a student the solutions (issue 29, item 8): when the build finishes, each
+  chapter's ``.ipynb`` and ``.md`` downloads (``_sources/``) are its *student* notebook (``scripts/student.py``:
+  solutions removed, outputs cleared; a page without exercises keeps its executed notebook), and
+  ``student-notebooks.zip`` holds them all (the download menu links it); the Binder button opens
+  ``<slug>.student.ipynb``, which ``binder/postBuild`` writes beside each chapter; the Colab and JupyterHub buttons
+  open the repository's notebook and say that it holds the solutions (the instructor's path);
+* search (item 9): ``assets/js/book-search-scorer.js`` is Sphinx's ``html_search_scorer`` (a page whose title or
+  headings hold the query first), the index gets ``bookcounts`` (how often each page uses a term) and the two-character
+  pieces of every Chinese term (so a partial term such as 术语 finds 术语表);
 * ``book.css`` (responsive tables/outputs, CJK font stack, dark-mode figures) is added to every page;
 * when the build finishes (issue 29, page weight): the theme's ``fontawesome.js`` (every icon, 1.5 MB) keeps the
   drawings of only the icons the built pages and scripts name (``fa-…``; the others become empty, ~150 KB), and
@@ -20,8 +28,12 @@ What it does to the built HTML (the notebooks' stored outputs are not touched, s
 """
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import shutil
+import zipfile
+from collections import Counter
 from pathlib import Path
 
 SIG_DIGITS = 5
@@ -83,15 +95,171 @@ def page_context(app, pagename, templatename, context, doctree):
             app.builder.add_js_file(FIGURES_JS, defer="defer")
     md = _md_source(app, pagename)
     if md is not None:
-        dest = Path(app.outdir) / "_sources" / (pagename + ".md")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(md, dest)
-        for group in context.get("header_buttons", []):
-            if group.get("label") == "download-buttons":
-                group["buttons"].insert(1, {
-                    "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
-                    "text": ".md", "icon": "fas fa-file-lines", "label": "download-md-button",
-                    "tooltip": "Download the MyST source (jupytext pairs it with the notebook)"})
+        student_buttons(context, pagename, bool(_EXERCISES.search(md.read_text(encoding="utf-8"))))
+
+
+STUDENT_ZIP = "student-notebooks.zip"
+# a page with exercises: a cell tagged solution/exercise or a "Solution" dropdown (scripts/student.py removes them)
+_EXERCISES = re.compile(r"^:tags: \[[^\]]*\b(?:solution|exercise)\b|^(?:`{3,}|:{3,})\{(?:dropdown|admonition)\} *"
+                        r"(?:Solution|solution|答案)", re.M)
+SOLUTIONS_NOTE = " (the repository's notebook: the solutions are in it)"
+
+
+def student_buttons(context: dict, pagename: str, exercises: bool) -> None:
+    """Downloads: the student notebook (.ipynb, .md) and all of them (.zip). Launch: Binder opens the student notebook
+    postBuild writes beside the chapter; Colab and JupyterHub say that they open the notebook with the solutions.
+    A page without exercises offers its executed notebook and its MyST source as they are."""
+    root = context["pathto"]("_sources", 1).rsplit("_sources", 1)[0]
+    what = "the student notebook" if exercises else "the notebook"
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            buttons = group["buttons"]
+            for b in buttons:
+                if b.get("text") == ".ipynb":
+                    b["tooltip"] = f"Download {what}" + (" (solutions removed)" if exercises else "")
+            buttons.insert(1, {
+                "type": "link", "url": f"{root}_sources/{pagename}.md", "text": ".md", "icon": "fas fa-file-lines",
+                "label": "download-md-button",
+                "tooltip": f"Download {what} as MyST markdown (jupytext opens it as a notebook)"})
+            buttons.insert(2, {
+                "type": "link", "url": f"{root}{STUDENT_ZIP}", "text": "all (.zip)", "icon": "fas fa-file-zipper",
+                "label": "download-student-zip-button",
+                "tooltip": "Every chapter's student notebook (solutions removed), one .zip"})
+        elif group.get("label") == "launch-buttons" and exercises:
+            for b in group.get("buttons", []):
+                if b.get("text") == "Binder":
+                    b["url"] = re.sub(r"(urlpath=[^&]*?)\.ipynb$", r"\1.student.ipynb", b["url"])
+                    b["tooltip"] = "Launch on Binder (the student notebook: solutions removed)"
+                elif b.get("text") in ("Colab", "JupyterHub"):
+                    b["tooltip"] = f"Launch on {b['text']}{SOLUTIONS_NOTE}"
+
+
+def _student_module(root: Path):
+    spec = importlib.util.spec_from_file_location("book_student", root / "scripts" / "student.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def write_student_downloads(srcdir: Path, outdir: Path, docnames) -> int:
+    """Each notebook page's student notebook over its _sources/ .ipynb and .md, and all of them in one .zip."""
+    import nbformat
+    student = _student_module(srcdir)
+    written = 0
+    with zipfile.ZipFile(outdir / STUDENT_ZIP, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for docname in sorted(docnames):
+            md = srcdir / (docname + ".md")
+            if not (md.with_suffix(".ipynb").exists() and md.exists()):
+                continue
+            nb, text, removed = student.student_files(md)
+            dest = outdir / "_sources" / docname
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if removed:
+                dest.with_suffix(".ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+                dest.with_suffix(".md").write_text(text, encoding="utf-8")
+                bundle.writestr(docname + ".ipynb", nbformat.writes(nb))
+                written += 1
+            else:   # no exercises: the executed notebook, outputs and all, is what a reader wants
+                shutil.copyfile(md.with_suffix(".ipynb"), dest.with_suffix(".ipynb"))
+                shutil.copyfile(md, dest.with_suffix(".md"))
+    return written
+
+
+# ---- search (issue 29, item 9) ----
+
+SEARCH_SCORER = Path("assets") / "js" / "book-search-scorer.js"
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{3,}")
+_INDEX_WRAP = ("Search.setIndex(", ")")
+
+
+def _in_code_or_output(node) -> bool:
+    from docutils import nodes
+    for parent in _ancestors(node):
+        if isinstance(parent, (nodes.literal_block, nodes.raw, nodes.comment)):
+            return True
+        if isinstance(parent, nodes.container) and {"cell_input", "cell_output"} & set(parent.get("classes", [])):
+            return True
+    return False
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def term_counts(app) -> dict[str, Counter]:
+    """docname -> how often its prose (headings and text; not code cells, outputs or code blocks) uses each term,
+    stemmed and filtered as Sphinx's index is."""
+    from docutils import nodes
+    lang = app.builder.indexer.lang
+    counts = {}
+    for docname in sorted(app.env.found_docs):
+        try:
+            doctree = app.env.get_doctree(docname)
+        except (FileNotFoundError, OSError):
+            continue
+        c = Counter()
+        for text in doctree.findall(nodes.Text):
+            if _in_code_or_output(text):
+                continue
+            for word in lang.split(text.astext()):
+                stem = lang.stem(word).lower()
+                if not lang.word_filter(stem) and lang.word_filter(word):
+                    stem = word.lower()
+                if lang.word_filter(stem):
+                    c[stem] += 1
+        counts[docname] = c
+    return counts
+
+
+def _files(v) -> list[int]:
+    return v if isinstance(v, list) else [v]
+
+
+def tune_index(index: dict, counts: dict[str, Counter]) -> dict:
+    """``index`` (searchindex.js's object) with ``bookcounts`` and the two-character pieces of Chinese terms."""
+    docs = index["docnames"]
+    book: dict[str, list[int]] = {}
+    pages: dict[str, set[int]] = {}
+    for key in ("terms", "titleterms"):      # a page whose heading holds a term is under titleterms only
+        for term, files in index[key].items():
+            pages.setdefault(term, set()).update(_files(files))
+    for term, files in pages.items():
+        if len(files) < 2:                    # one page: nothing to rank
+            continue
+        row = []
+        for f in sorted(files):
+            n = counts.get(docs[f], Counter()).get(term, 0)
+            if n >= 2:
+                row += [f, n]
+        if row:
+            book[term] = row
+    index["bookcounts"] = book
+    for key in ("terms", "titleterms"):
+        table = index[key]
+        pieces: dict[str, set[int]] = {}
+        for term, files in list(table.items()):
+            for run in _CJK_RUN.findall(term):
+                for i in range(len(run) - 1):
+                    pieces.setdefault(run[i:i + 2], set()).update(_files(files))
+        for piece, files in pieces.items():
+            merged = sorted(files | set(_files(table.get(piece, []))))
+            table[piece] = merged[0] if len(merged) == 1 else merged
+    return index
+
+
+def tune_search_index(outdir: Path, counts: dict[str, Counter]) -> int:
+    path = outdir / "searchindex.js"
+    text = path.read_text(encoding="utf-8")
+    if not (text.startswith(_INDEX_WRAP[0]) and text.rstrip().endswith(_INDEX_WRAP[1])):
+        return 0
+    index = json.loads(text.rstrip()[len(_INDEX_WRAP[0]):-len(_INDEX_WRAP[1])])
+    tune_index(index, counts)
+    path.write_text(_INDEX_WRAP[0] + json.dumps(index, separators=(",", ":"), sort_keys=True) + _INDEX_WRAP[1],
+                    encoding="utf-8")
+    return len(index["bookcounts"])
 
 
 _STR = r'"(?:[^"\\]|\\.)*"'
@@ -108,7 +276,7 @@ def subset_fontawesome(outdir: Path) -> tuple[int, int]:
     if not fa.exists():
         return 0, 0
     used: set[str] = set()
-    for path in [*outdir.rglob("*.html"), *(p for p in (outdir / "_static").rglob("*.js") if p != fa)]:
+    for path in [*outdir.rglob("*.html"), *(p for p in (outdir / "_static").rglob("*.js") if p != fa and p.is_file())]:
         used.update(_FA_NAME.findall(path.read_text(encoding="utf-8", errors="replace")))
     kept = []
 
@@ -137,8 +305,12 @@ def search_only_on_search_page(outdir: Path) -> int:
 def build_finished(app, exc):
     if exc is None and app.builder.format == "html":
         out = Path(app.outdir)
+        shutil.rmtree(out / "_static" / "reveal.js", ignore_errors=True)   # in _build/vendor for the slides only
         search_only_on_search_page(out)
         subset_fontawesome(out)
+        write_student_downloads(Path(app.srcdir), out, app.env.found_docs)
+        if getattr(app.builder, "indexer", None) is not None:
+            tune_search_index(out, term_counts(app))
 
 
 def builder_inited(app):
@@ -150,6 +322,8 @@ def builder_inited(app):
     if not (vendor / PLOTLY_JS).exists():
         raise RuntimeError(f"{vendor / PLOTLY_JS} is missing: run `make static` (it copies plotly.js and MathJax "
                            "from the installed packages) before building the book")
+    if (root / SEARCH_SCORER).exists():     # read when the search index is made (after this event)
+        app.config.html_search_scorer = str(root / SEARCH_SCORER)
     app.add_css_file("book.css")
     app.add_js_file("book-nav.js", defer="defer")   # the visible sidebar buttons work at every width
 

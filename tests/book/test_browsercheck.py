@@ -108,3 +108,121 @@ def test_a_clean_site_passes(tmp_path):
         "<div id='fig-a' class='plotly-graph-div'></div><script>Plotly.newPlot('fig-a', [{y: [1, 2]}]);</script>",
         "<script src='_static/plotly.min.js'></script>"))
     assert browsercheck.run(root, [], None, tmp_path / "shots") == []
+
+
+def test_downloads_that_hold_solutions_are_named(tmp_path):
+    import json
+    root = tmp_path / "site"
+    (root / "_sources" / "chapters").mkdir(parents=True)
+    (root / "chapters").mkdir()
+    cell = {"cell_type": "code", "metadata": {"tags": ["solution", "hide-cell"]}, "source": "x = 1", "outputs": []}
+    (root / "_sources" / "chapters" / "a.ipynb").write_text(json.dumps({"cells": [cell]}))
+    (root / "_sources" / "chapters" / "a.md").write_text("```{code-cell} ipython3\n:tags: [solution, hide-cell]\n\nx\n```\n")
+    (root / "chapters" / "a.html").write_text(
+        "<a href='https://mybinder.org/v2/gh/o/r/main?urlpath=lab/tree/chapters/a.ipynb'>Binder</a>".replace("'", '"'))
+    bad = browsercheck.downloads(root)
+    assert any("a.ipynb: the download holds the solutions" in b for b in bad)
+    assert any("a.md: the download holds the solutions" in b for b in bad)
+    assert "student-notebooks.zip is missing (book/_ext/bookpages.py writes it)" in bad
+    assert any("the Binder button opens a.ipynb" in b for b in bad)
+    cell["metadata"]["tags"] = ["exercise"]
+    (root / "_sources" / "chapters" / "a.ipynb").write_text(json.dumps({"cells": [cell]}))
+    (root / "_sources" / "chapters" / "a.md").write_text("```{code-cell} ipython3\n:tags: [exercise]\n\nx\n```\n")
+    (root / "student-notebooks.zip").write_bytes(b"")
+    (root / "chapters" / "a.html").write_text('<a href="https://mybinder.org/v2/gh/o/r/main?urlpath=lab/tree/'
+                                              'chapters/a.student.ipynb">Binder</a>')
+    assert browsercheck.downloads(root) == []
+
+
+SCORER = ROOT / "assets" / "js" / "book-search-scorer.js"
+
+# A search index as Sphinx writes it (plus bookcounts): 0 a chapter with the term in a heading, 1 one that uses it
+# 30 times in its text, 2 one that uses it once, 3 one with it in its title, 4 the glossary.
+_INDEX = {
+    "docnames": ["ch03", "ch08", "ch12", "ch99", "glossary"],
+    "titles": ["3. Networks", "8. Communication", "12. Monitoring", "99. NCCL inside", "Glossary · 术语表"],
+    "alltitles": {"Tuning NCCL": [[0, "tuning-nccl"]], "3. Networks": [[0, None]], "Glossary · 术语表": [[4, None]]},
+    "bookcounts": {"nccl": [0, 40, 1, 30, 3, 5]},
+}
+_HARNESS = """<!doctype html><meta charset="utf-8"><script>
+var stopwords = ["a", "the"];
+var splitQuery = (q) => q.split(/[^\\p{Letter}\\p{Number}_]+/gu).filter(t => t);
+const Search = {_index: INDEX, _parseQuery: (q) => [q, new Set(splitQuery(q.toLowerCase())), new Set(), new Set(),
+                                                       new Set()]};
+</script>"""
+
+
+def test_search_scorer_ranks_title_then_headings_then_the_glossary_then_frequency(tmp_path):
+    _browser_or_skip()
+    import json
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=browsercheck.find_chromium(), headless=True,
+                                     args=["--no-sandbox", "--disable-gpu"])
+        try:
+            pg = browser.new_page()
+            pg.set_content(_HARNESS.replace("INDEX", json.dumps(_INDEX)))
+            pg.add_script_tag(path=str(SCORER))
+            scores = pg.evaluate("""() => {
+              Search._parseQuery("NCCL");
+              const r = (doc, anchor) => Scorer.score([doc, "t", anchor, null, 5, doc + ".ipynb"]);
+              return {title: r("ch99", ""), heading: r("ch03", ""), headingLink: r("ch03", "#tuning-nccl"),
+                      glossary: r("glossary", "#term-NCCL"), often: r("ch08", ""), once: r("ch12", ""),
+                      object: Scorer.score(["ch03", "t", "#x", "a function", 7, "f"])}; }""")
+            assert scores["title"] > scores["heading"] > scores["headingLink"] > scores["glossary"]
+            assert scores["glossary"] > scores["often"] > scores["once"] > 0
+            assert scores["object"] == 7                                   # API objects keep Sphinx's score
+            cjk = pg.evaluate("""() => { Search._parseQuery("术语");
+              return [Scorer.score(["glossary", "t", "", null, 5, "g"]), Scorer.score(["ch08", "t", "", null, 5, "c"])]; }""")
+            assert cjk[0] > cjk[1]                                         # the title holds the partial term
+        finally:
+            browser.close()
+
+
+def test_chinese_terms_are_split_into_pairs_and_counts_kept(tmp_path):
+    spec = importlib.util.spec_from_file_location("bookpages", ROOT / "book" / "_ext" / "bookpages.py")
+    bookpages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bookpages)
+    from collections import Counter
+    index = {"docnames": ["a", "b"], "terms": {"术语表": 0, "nccl": [0, 1], "gpu集群概述": 1, "通信": 1},
+             "titleterms": {"nccl": 1}}
+    counts = {"a": Counter(nccl=5), "b": Counter(nccl=1)}
+    out = bookpages.tune_index(index, counts)
+    assert out["terms"]["术语"] == 0 and out["terms"]["语表"] == 0        # 术语表 → 术语, 语表
+    assert out["terms"]["集群"] == 1 and out["terms"]["通信"] == 1
+    assert out["bookcounts"]["nccl"] == [0, 5]                           # pages using it once are not listed
+
+
+def test_a_slide_deck_runs_offline(tmp_path):
+    """A deck made by scripts/student.py from a small notebook (maths, a plotly figure) starts, typesets and draws
+    with only the book's vendored reveal.js, MathJax and plotly.js (make static puts them in _build/vendor)."""
+    _browser_or_skip()
+    vendor = ROOT / "_build" / "vendor"
+    if not all((vendor / name).is_dir() for name in ("reveal.js", "mathjax", "plotly")):
+        pytest.skip("_build/vendor lacks reveal.js, MathJax or plotly.js: run make static")
+    import jupytext
+    import nbformat
+    import plotly.graph_objects as go
+    student = _load("student")
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    plot = nbformat.v4.new_code_cell("fig")
+    plot.outputs = [nbformat.v4.new_output("display_data", data={"text/html": fig.to_html(
+        include_plotlyjs=False, full_html=False, div_id="fig-deck")})]
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A deck\n\nTime $t = \\frac{n}{B}$."),
+        nbformat.v4.new_markdown_cell("## A figure"), plot])
+    md = tmp_path / "deck.md"
+    jupytext.write(nb, md, fmt="md:myst")
+    nbformat.write(nb, md.with_suffix(".ipynb"))
+    slides = tmp_path / "slides"
+    student.slides_vendor(vendor, slides / "_vendor")
+    deck = student.slides(md, out=slides, folder=Path("chapters/99-deck"))
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=browsercheck.find_chromium(), headless=True,
+                                     args=["--no-sandbox", "--disable-gpu"])
+        try:
+            problems = browsercheck.slides(browser, slides, deck.relative_to(slides).as_posix())
+        finally:
+            browser.close()
+    assert problems == [], problems

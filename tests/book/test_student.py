@@ -1,5 +1,6 @@
 """scripts/student.py: student notebooks lose solutions, keep answer and checker cells, and run to "not answered yet"."""
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -91,3 +92,59 @@ def test_slides_tags_from_headings_when_source_has_none():
 def test_unknown_chapter_folder_fails_clearly(tmp_path):
     with pytest.raises(SystemExit, match="no jupytext .md chapter source"):
         student.chapter_sources([str(tmp_path)])
+
+
+def test_student_files_count_what_they_remove_and_note_only_for_exercises(tmp_path):
+    import jupytext
+    md = tmp_path / "ch.md"
+    jupytext.write(_chapter(), md, fmt="md:myst")
+    nb, text, removed = student.student_files(md)
+    assert removed == 4                        # the solution cell, the hidden exercise code, two dropdowns
+    assert "answer_1 = None" in text and "Because." not in text and student.STUDENT_NOTE in text
+    plain = v4.new_notebook(cells=[v4.new_markdown_cell("# Reference\n\nNo exercises."), _code("x = 1")])
+    jupytext.write(plain, md, fmt="md:myst")
+    nb, text, removed = student.student_files(md)
+    assert removed == 0 and student.STUDENT_NOTE not in text   # nothing was removed: no note
+
+
+def test_beside_writes_the_student_notebook_next_to_its_chapter(tmp_path):
+    import jupytext
+    md = tmp_path / "chapters" / "99-t" / "t.md"
+    md.parent.mkdir(parents=True)
+    jupytext.write(_chapter(), md, fmt="md:myst")
+    dest = student.build_beside(md)
+    assert dest == md.with_name("t.student.ipynb")
+    assert not any("solution" in student.tags(c) for c in nbformat.read(dest, as_version=4).cells)
+
+
+def test_myst_roles_read_as_text_on_slides():
+    glued = {"ring_GiB": "1.75", "name": "ring"}
+    text = ("(sec-x)=\n## A {term}`ring <Ring all-reduce>` of {glue:text}`ring_GiB:.1f` GiB, {glue}`name`, "
+            "see {ref}`the overview <ch01>` {cite:p}`a2020,b2021` and {math}`\\alpha`.")
+    out = student.myst_for_slides(text, glued)
+    assert out == "## A ring of 1.8 GiB, ring, see the overview [a2020; b2021] and $\\alpha$."
+
+
+def test_slides_load_nothing_from_a_cdn(tmp_path):
+    import jupytext
+    nb = _chapter()
+    nb.cells.insert(1, _code("import os  # launch", "remove-cell", "launch-install"))
+    nb.cells.insert(2, v4.new_markdown_cell("The ratio is $p/2$ and {glue:text}`missing` stays a name."))
+    md = tmp_path / "t.md"
+    jupytext.write(nb, md, fmt="md:myst")
+    deck = student.slides(md, out=tmp_path / "slides", folder=Path("chapters/99-t"))
+    html = deck.read_text()
+    sources = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
+    assert sources and not [s for s in sources if "://" in s], sources
+    for lib in ("_vendor/reveal.js/dist/reveal.js", "_vendor/mathjax/tex-svg.js", "_vendor/plotly/plotly.min.js"):
+        assert f"../../{lib}" in sources
+    assert "require.js" not in html and "jquery" not in html.lower() and "MathJax.Hub" not in html
+    assert "# launch" not in html and "answer_1 = x" not in html       # launch and solution cells skipped
+    assert "$p/2$" in html and "stays a name" in html
+
+
+def test_directives_read_as_text_on_slides():
+    text = (":::{admonition} Solution\n:class: dropdown\nThe answer.\n:::\n\n```{note} Careful\n:class: tip\n"
+            "Measure twice.\n```\n\n```{math}\n:label: eq-x\nt = n / B\n```\n")
+    out = student.myst_for_slides(text, {})
+    assert "The answer" not in out and "**Careful.** Measure twice." in out and "$$\nt = n / B\n$$" in out

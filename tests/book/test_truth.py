@@ -118,3 +118,23 @@ def test_no_chapter_numbers_in_code_comments_either(page):
     text = re.sub(r"\{ref\}`[^`]*`|\]\([^)]*\)|https?://\S+", " ", page.read_text(encoding="utf-8"))
     found = [line.strip() for line in text.split("\n") if re.search(r"#.*\b[Cc]hapters?\s+\d", line)]
     assert not found, f"{page.relative_to(ROOT)}: {found[:3]}"
+
+
+def test_reference_measurements_page_lists_every_record():
+    """The appendix prints every recorded document with its date and commands; a record added or re-recorded without
+    re-executing the page leaves its stored table stale (nbval then fails on it with a wall of HTML): say so plainly."""
+    import json
+
+    from helpers.core import measurements
+
+    nb = json.loads((ROOT / "book" / "reference-measurements.ipynb").read_text(encoding="utf-8"))
+    stored = "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                       for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", []))
+    fix = "re-execute it: python scripts/notebooks.py execute book/reference-measurements.md"
+    missing = [n for n in measurements.available() if f"{n} ←" not in stored]
+    assert not missing, f"book/reference-measurements.ipynb does not list {missing}; {fix}"
+    dates = {n: measurements.load(n)["provenance"]["date_utc"][:16].replace("T", " ") for n in measurements.available()}
+    stale = [n for n, d in dates.items() if f"{n} ←" in stored and d not in stored]
+    assert not stale, f"book/reference-measurements.ipynb shows an older run of {stale}; {fix}"
+    gone = sorted(set(re.findall(r"^(\w+/\w+) ←", stored, re.M)) - set(measurements.available()))
+    assert not gone, f"book/reference-measurements.ipynb lists {gone}, no longer under assets/measurements; {fix}"
