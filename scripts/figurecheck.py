@@ -17,6 +17,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+try:
+    from playwright.sync_api import Error as PlaywrightError
+except ImportError:                  # the unit tests import this module without a browser stack
+    PlaywrightError = RuntimeError
+
 TOL_PX = 2
 MIN_PLOT_PX = 120
 WIDTHS = (390, 1366)
@@ -123,7 +128,10 @@ def check(browser, base: str, pages: list[str], timeout_ms: int = 30_000, settle
             pg = ctx.new_page()
             for page in pages:
                 pg.goto(base + page, wait_until="load", timeout=timeout_ms)
-                if not pg.query_selector(".plotly-graph-div"):
+                try:
+                    if not pg.query_selector(".plotly-graph-div"):
+                        continue
+                except PlaywrightError:          # the page navigated on (a redirect stub such as zh/index.html)
                     continue
                 pg.wait_for_timeout(100)
                 pg.evaluate(READY_JS)            # book-figures.js lays every figure out for this width
