@@ -95,7 +95,7 @@ def cases() -> list[dict]:
          "ok": {2}, "keep": [], "marker": "PWNED"},
     ]
     for prog, tool, argv in (("nvidia-smi", "smiparse", []), ("promtool", "prom", ["check"]),
-                             ("ncu", "ncu", ["traffic", "--ncu", "{bin}/ncu", "--workloads", "softmax"])):
+                             ("ncu", "ncu", ["traffic", "--ncu", "{bin}/ncu", "--workloads", "softmax_bf16"])):
         for what, body in (("sleeping", "sleep 600 &\nsleep 600\n"),
                            ("flooding", "yes 'GPU 0: x' | head -n 2000000\n"),
                            ("garbage", "echo 'Segmentation fault?? %%%'\n")):

@@ -185,6 +185,9 @@ def profile(names: list[str], ncu: str = "ncu", timeout_s: float = 300.0) -> lis
         raise ValueError(f"{ncu!r} is not on PATH: install Nsight Compute (it ships with the CUDA toolkit) or "
                          "pass --ncu /path/to/ncu")
     table = workloads()
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise ValueError(f"unknown workload(s) {unknown}: choose from {sorted(table)}")
     out = []
     for name in names:
         target = table[name][1]                 # a command of its own (another tool's kernels) or one built here
