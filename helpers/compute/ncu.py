@@ -168,14 +168,8 @@ def run_workload(name: str) -> None:
     torch.manual_seed(0)
     if isinstance(table[name][1], list):
         raise ValueError(f"workload {name!r} profiles itself: python {' '.join(table[name][1])}")
-    call = table[name][1]()
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    call()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    from helpers.core import device
+    device.profile_once(table[name][1]())
 
 
 def profile(names: list[str], ncu: str = "ncu", timeout_s: float = 300.0) -> list[Traffic]:

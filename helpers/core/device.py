@@ -241,3 +241,17 @@ if __name__ == "__main__":
     from helpers.core import cli
 
     sys.exit(cli.run(main))
+
+
+def profile_once(call, warmup: int = 3) -> None:
+    """Warm ``call`` up, then run it once between cudaProfilerStart/Stop: what ``ncu --profile-from-start off``
+    profiles (used by the ncu tool's workloads and by the kernels tool's matmul steps)."""
+    import torch
+
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    call()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()

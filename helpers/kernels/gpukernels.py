@@ -276,16 +276,8 @@ def matmul_call(var: str, n: int = 4096, seed: int = 2):
 
 def profile_step(var: str, n: int = 4096) -> None:
     """Warm one matmul step up, then run it once between cudaProfilerStart/Stop (``ncu --profile-from-start off``)."""
-    import torch
-
-    call = matmul_call(var, n)[0]
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    call()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    from helpers.core import device
+    device.profile_once(matmul_call(var, n)[0])
 
 
 def _fp32_mm(a, b):
