@@ -7,10 +7,10 @@ whose output depends on the machine is tagged, and one that only shows stored re
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
-import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 GOAL = 0.75
@@ -18,22 +18,10 @@ TAGS = {"nbval-ignore-output", "nbval-skip", "raises-exception"}
 MARKERS = ("# NBVAL_IGNORE_OUTPUT", "# NBVAL_SKIP", "# NBVAL_RAISES_EXCEPTION")
 
 
-def toc_notebooks() -> list[Path]:
-    found: list[Path] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k == "file" and isinstance(v, str) and v.endswith(".ipynb"):
-                    found.append(ROOT / v)
-                else:
-                    walk(v)
-        elif isinstance(node, list):
-            for x in node:
-                walk(x)
-
-    walk(yaml.safe_load((ROOT / "_toc.yml").read_text()))
-    return found
+_spec = importlib.util.spec_from_file_location("notebooks_script", ROOT / "scripts" / "notebooks.py")
+_nb = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_nb)
+toc_notebooks = _nb.toc_notebooks               # the notebooks of _toc.yml, as the pairing check and nbval list them
 
 
 def compared(cell: dict) -> bool:
