@@ -37,13 +37,13 @@ def test_out_of_sample_errors():
     s = _show("fitted on the marked third (A100), predicted on the rest", preds)
     assert s["n"] >= 20
     assert s["median"] <= 0.10                      # the goal (median ≤ 10 %) is met
-    assert s["worst"] <= 0.43                       # the goal (worst ≤ 25 %) is NOT met: this only stops regressions
+    assert s["worst"] <= 0.35                       # the goal (worst ≤ 25 %) is NOT met: this only stops regressions
     a100 = M.summary([p for p in preds if "A100" in p.gpu])
     h100 = M.summary([p for p in preds if "H100" in p.gpu])
     print(f"  A100 held out: median {a100['median']:.1%} worst {a100['worst']:.1%}; "
           f"H100 (other generation): median {h100['median']:.1%} worst {h100['worst']:.1%}")
     assert a100["median"] <= 0.07 and a100["worst"] <= 0.25
-    assert h100["median"] <= 0.21 and h100["worst"] <= 0.43
+    assert h100["median"] <= 0.14 and h100["worst"] <= 0.35
     tpu = [p for p in preds if p.gpu == "TPU v4"]                # fitted on A100s, checked on PaLM's TPU v4 run
     print(f"  TPU v4 (PaLM 540B): error {tpu[0].error:+.1%}")
     assert len(tpu) == 1 and abs(tpu[0].error) <= 0.10
@@ -54,7 +54,7 @@ def test_out_of_sample_errors():
 
 def test_leave_one_out():
     s = _show("leave-one-out over all runs (constants refitted without each run)", M.leave_one_out(RUNS))
-    assert s["n"] == len(RUNS) and s["median"] <= 0.095 and s["worst"] <= 0.40
+    assert s["n"] == len(RUNS) and s["median"] <= 0.08 and s["worst"] <= 0.33
 
 
 def test_model_moves_the_right_way():
@@ -68,3 +68,22 @@ def test_model_moves_the_right_way():
         M.flops_per_token(M.LayoutRun("x", "H100 SXM", 8, 1e9, {**run.layout, "convention": "?"}, 1, "mfu", "", ""))
     with pytest.raises(ValueError, match="fit needs"):
         M.fit([])
+
+
+def test_named_attention_kernels():
+    """MosaicML's runs name Triton flash attention: on H100 it runs at FlashAttention-2's 35 % ÷ 1.9 of the peak,
+    on A100 at 61.5 % ÷ 1.9; a run that names no kernel keeps the GEMM-rate assumption; an unknown one is refused."""
+    h = next(r for r in RUNS if r.name == "MPT-7b s2048 8xH100 80GB")
+    a = next(r for r in RUNS if r.name == "MPT-7b s2048 8xA100 80GB")
+    assert h.layout["attn_kernel"] == a.layout["attn_kernel"] == "triton_flash"
+    assert M.attention_rate(h) == pytest.approx(0.35 / 1.9 * h.hardware()[1])
+    assert M.attention_rate(a) == pytest.approx(0.615 / 1.9 * a.hardware()[1])
+    assert M.attention_rate(next(r for r in RUNS if r.name.startswith("Llama 3"))) is None
+    # FlashAttention-3 instead of Triton flash: faster attention, higher predicted MFU
+    fa3 = M.LayoutRun(h.name, h.gpu, h.n_gpus, h.n_params, {**h.layout, "attn_kernel": "fa3"}, h.published, h.metric,
+                      h.source, h.says)
+    p = M.Params(0.83, 76.0, 1.0)
+    assert M.predict(fa3, p).predicted > M.predict(h, p).predicted
+    bad = M.LayoutRun(a.name, a.gpu, 8, a.n_params, {**a.layout, "attn_kernel": "fa3"}, 1, "mfu", "", "")
+    with pytest.raises(ValueError, match="no published rate"):
+        M.attention_rate(bad)                                   # FlashAttention-3 is Hopper-only

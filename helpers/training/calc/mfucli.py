@@ -64,8 +64,10 @@ LAYOUT_FLAGS = {  # flag dest → (layout key, type, help)
     "ib": ("ib_GBps_per_gpu", cli.bounded_float(0.1, 10_000.0), "scale-out GB/s per GPU per direction"),
     "recompute": ("recompute", None, "activation recomputation"),
     "dp_mode": ("dp_mode", None, "how gradients are synchronised"),
+    "attn_kernel": ("attn_kernel", None, "attention kernel (default: timed at the GEMM rate)"),
 }
-CHOICES = {"recompute": ("none", "selective", "full"), "dp_mode": ("fsdp", "allreduce", "allreduce_overlap")}
+CHOICES = {"recompute": ("none", "selective", "full"), "dp_mode": ("fsdp", "allreduce", "allreduce_overlap"),
+           "attn_kernel": ("fa2", "fa3", "triton_flash")}
 SWITCHES = {"glu": "glu", "flash": "flash", "sequence_parallel": "sequence_parallel"}
 
 

@@ -8,9 +8,11 @@ Calculon (Isaev et al. 2023) do:
   GPU, not its datasheet peak) (``helpers.formulas.roofline``): a small GEMM (small hidden ÷ TP,
   short micro-batch) is slower per FLOP because its operands weigh more against its FLOPs. Forward + two backward
   GEMMs; a full recomputation adds a forward.
-* attention core: 4·T·s·h/TP FLOPs forward, ×3 for training, at η·MAMF. A causal flash kernel computes half of
-  them, but at a lower rate than a large GEMM; ``CAUSAL_FLASH_SHARE`` = 1 (time as if the full s×s were computed at
-  the GEMM rate) was chosen among 0.5, 0.75 and 1 by looking at all runs — a structural choice, stated as such;
+* attention core: 4·T·s·h/TP FLOPs forward, ×3 for training. Where the source names its attention kernel
+  (layout key ``attn_kernel``), the causal half of them runs at that kernel's published fraction of the datasheet
+  peak (``ATTN_KERNEL_FRACTION``: FlashAttention-2 on A100 and H100, FlashAttention-3 on H100, FlashAttention in
+  Triton); where it does not, at η·MAMF with ``CAUSAL_FLASH_SHARE`` = 1 (time as if the full s×s were computed at
+  the GEMM rate), chosen among 0.5, 0.75 and 1 by looking at all runs — a structural choice, stated as such;
 * memory-bound element-wise work (norms, activations, residuals, dropout): c_mem·h bytes per token per layer
   at HBM bandwidth, split over TP only with sequence parallelism;
 * tensor-parallel all-reduces (4 per layer, 6 with full recomputation) on NVLink, context-parallel K/V gathers,
@@ -49,6 +51,18 @@ MAMF_TFLOPS = {"A100 SXM4 80GB": 267.9, "A100 SXM4 40GB": 267.9, "H100 SXM": 792
 ACCELERATORS = {"TPU v4": {"peak_tflops": 275.0, "hbm_GBps": 1200.0, "link_GBps": 1.1e6 / 4096,
                            "source": "https://cloud.google.com/tpu/docs/v4"}}
 CAUSAL_FLASH_SHARE = 1.0            # see the module note: chosen among 0.5, 0.75, 1 on all runs (a structural choice)
+# Attention kernels named by a run's source (layout key attn_kernel): forward + backward rate over the causal half of
+# the attention FLOPs, as a fraction of the datasheet dense peak of the GPU's architecture.
+#   fa2 on Ampere 0.615: the middle of "50-73% of the theoretical maximum FLOPs/s on A100" (Dao 2023,
+#     FlashAttention-2, arXiv:2307.08691, abstract; §4.1: "up to 230 TFLOPs/s, 73%" forward).
+#   fa2 on Hopper 0.35: "FlashAttention-2 achieving only 35% utilization on H100" (Shah et al. 2024,
+#     FlashAttention-3, arXiv:2407.08608, abstract); fa3 on Hopper 0.85: BF16 "up to 840 TFLOPs/s (85% utilization)"
+#     (the published version's abstract; preprint v1: FP16 740 TFLOPs/s, 75 %).
+#   triton_flash: FlashAttention-2's rate ÷ 1.9, the middle of "1.3-2.5× faster than FlashAttention in Triton"
+#     (Dao 2023, §4). On Hopper the same ratio is assumed: both kernels issue Ampere-era mma instructions, which is
+#     why FlashAttention-2 reaches 35 % there (FlashAttention-3, §1).
+ATTN_KERNEL_FRACTION = {("fa2", "Ampere"): 0.615, ("fa2", "Hopper"): 0.35, ("fa3", "Hopper"): 0.85}
+TRITON_VS_FA2 = 1.9
 GRID = {"eta": np.linspace(0.40, 1.00, 61), "c_mem": np.arange(0.0, 121.0, 2.0),
         "bw_eff": np.linspace(0.30, 1.00, 15)}
 
@@ -134,6 +148,23 @@ def flops_per_token(run: LayoutRun) -> float:
     raise ValueError(f"{run.name}: convention {L['convention']!r} unknown; use '6N+attn' or 'megatron_hfu'")
 
 
+def attention_rate(run: LayoutRun) -> float | None:
+    """FLOP/s of the attention kernel the run's source names (``layout.attn_kernel``), None when none is named."""
+    kern = run.layout.get("attn_kernel")
+    if not kern:
+        return None
+    spec = specs.lookup(run.gpu, warn=False)
+    arch = spec.architecture if spec else run.gpu
+    base = "fa2" if kern == "triton_flash" else kern
+    if not run.layout.get("flash") or (base, arch) not in ATTN_KERNEL_FRACTION:
+        known = sorted({k for k, _ in ATTN_KERNEL_FRACTION} | {"triton_flash"})
+        raise ValueError(f"{run.name}: attn_kernel {kern!r} on {arch} has no published rate (known: {known} on "
+                         f"{sorted({a for _, a in ATTN_KERNEL_FRACTION})}, with flash: true); drop the key to time "
+                         "attention at the GEMM rate")
+    frac = ATTN_KERNEL_FRACTION[(base, arch)] / (TRITON_VS_FA2 if kern == "triton_flash" else 1.0)
+    return frac * run.hardware()[1]
+
+
 def _gemm(m, k, n, peak, hbm, eta):
     """Additive roofline of one bf16 GEMM (m×k)·(k×n): FLOPs ÷ (η·peak) + bytes ÷ bandwidth."""
     return 2 * m * k * n / (peak * eta) + 2 * (m * k + k * n + m * n) / hbm
@@ -161,7 +192,11 @@ def step_time(run: LayoutRun, eta, c_mem, bw_eff):
     rec = {"none": 1.0, "selective": 1.0, "full": 4 / 3}[L["recompute"]]
     gem = (_gemm(T, h, (q + 2 * kv) / tp, peak, hbm, eta) + _gemm(T, q / tp, h, peak, hbm, eta)
            + _gemm(T, h, (2 if glu else 1) * ffn / tp, peak, hbm, eta) + _gemm(T, ffn / tp, h, peak, hbm, eta))
-    attn = 4 * T * s * q / tp * (CAUSAL_FLASH_SHARE if L.get("flash") else 1.0) / (peak * eta)
+    rate = attention_rate(run)
+    if rate:                                                        # a named kernel: the causal half at its rate
+        attn = 2 * T * s * q / tp / rate
+    else:
+        attn = 4 * T * s * q / tp * (CAUSAL_FLASH_SHARE if L.get("flash") else 1.0) / (peak * eta)
     if L["recompute"] == "selective":
         attn = attn * 4 / 3
     mem = c_mem * T * h * 2 / (tp if L.get("sequence_parallel") else 1) / hbm
