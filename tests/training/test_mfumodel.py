@@ -42,11 +42,11 @@ def test_out_of_sample_errors():
     h100 = M.summary([p for p in preds if "H100" in p.gpu])
     print(f"  A100 held out: median {a100['median']:.1%} worst {a100['worst']:.1%}; "
           f"H100 (other generation): median {h100['median']:.1%} worst {h100['worst']:.1%}")
-    assert a100["median"] <= 0.07 and a100["worst"] <= 0.25
-    assert h100["median"] <= 0.14 and h100["worst"] <= 0.35
+    assert a100["median"] <= 0.06 and a100["worst"] <= 0.20
+    assert h100["median"] <= 0.12 and h100["worst"] <= 0.35
     tpu = [p for p in preds if p.gpu == "TPU v4"]                # fitted on A100s, checked on PaLM's TPU v4 run
     print(f"  TPU v4 (PaLM 540B): error {tpu[0].error:+.1%}")
-    assert len(tpu) == 1 and abs(tpu[0].error) <= 0.10
+    assert len(tpu) == 1 and abs(tpu[0].error) <= 0.12
     # a run's prediction is its published figure × (1 + error), and the step time is positive
     for p in preds:
         assert p.predicted == pytest.approx(p.published * (1 + p.error)) and p.step_time_s > 0
@@ -54,7 +54,7 @@ def test_out_of_sample_errors():
 
 def test_leave_one_out():
     s = _show("leave-one-out over all runs (constants refitted without each run)", M.leave_one_out(RUNS))
-    assert s["n"] == len(RUNS) and s["median"] <= 0.08 and s["worst"] <= 0.33
+    assert s["n"] == len(RUNS) and s["median"] <= 0.085 and s["worst"] <= 0.34
 
 
 def test_model_moves_the_right_way():
@@ -87,3 +87,17 @@ def test_named_attention_kernels():
     bad = M.LayoutRun(a.name, a.gpu, 8, a.n_params, {**a.layout, "attn_kernel": "fa3"}, 1, "mfu", "", "")
     with pytest.raises(ValueError, match="no published rate"):
         M.attention_rate(bad)                                   # FlashAttention-3 is Hopper-only
+
+
+def test_unfused_attention_moves_scores_through_hbm():
+    """Without flash attention the s×s scores cost HBM time (Korthikanti et al. 2022 §4.1), so more heads or a longer
+    sequence slow the step; a run without flash must say how many heads it has."""
+    run = next(r for r in RUNS if r.name == "Megatron GPT 1.7B (32 GPUs)")
+    assert run.layout["heads"] == 24 and not run.layout.get("flash") and run.layout["micro_batch"] == 16
+    p = M.Params(0.88, 124.0, 1.0)
+    more = M.LayoutRun(run.name, run.gpu, run.n_gpus, run.n_params, {**run.layout, "heads": 48}, run.published,
+                       run.metric, run.source, run.says)
+    assert M.predict(more, p).step_time_s > M.predict(run, p).step_time_s
+    no_heads = {k: v for k, v in run.layout.items() if k != "heads"}
+    with pytest.raises(ValueError, match="needs layout.heads"):
+        M.predict(M.LayoutRun(run.name, run.gpu, run.n_gpus, run.n_params, no_heads, 1, "tflops", "", ""), p)

@@ -14,7 +14,8 @@ Calculon (Isaev et al. 2023) do:
   Triton); where it does not, at η·MAMF with ``CAUSAL_FLASH_SHARE`` = 1 (time as if the full s×s were computed at
   the GEMM rate), chosen among 0.5, 0.75 and 1 by looking at all runs — a structural choice, stated as such;
 * memory-bound element-wise work (norms, activations, residuals, dropout): c_mem·h bytes per token per layer
-  at HBM bandwidth, split over TP only with sequence parallelism;
+  at HBM bandwidth, split over TP only with sequence parallelism; without flash attention also the s×s scores,
+  softmax and dropout of every head (``SCORE_TRAFFIC`` passes over Korthikanti et al.'s 5·a·s²·b bytes);
 * tensor-parallel all-reduces (4 per layer, 6 with full recomputation) on NVLink, context-parallel K/V gathers,
   pipeline sends, data-parallel gradient all-reduce or FSDP gathers on the scale-out link — ring α–β times
   (``helpers.formulas.comm``) at bw_eff × the nominal bandwidth;
@@ -63,7 +64,11 @@ CAUSAL_FLASH_SHARE = 1.0            # see the module note: chosen among 0.5, 0.7
 #     why FlashAttention-2 reaches 35 % there (FlashAttention-3, §1).
 ATTN_KERNEL_FRACTION = {("fa2", "Ampere"): 0.615, ("fa2", "Hopper"): 0.35, ("fa3", "Hopper"): 0.85}
 TRITON_VS_FA2 = 1.9
-GRID = {"eta": np.linspace(0.40, 1.00, 61), "c_mem": np.arange(0.0, 121.0, 2.0),
+# Without flash attention the scores, softmax and dropout tensors of every head live in HBM: Korthikanti et al. 2022
+# §4.1 count 5·a·s²·b bytes of them stored per layer. Written in the forward and read in the backward, with gradients
+# of the same size written and read again: SCORE_TRAFFIC = 4 passes over those bytes (a structural count, not fitted).
+SCORE_TRAFFIC = 4
+GRID = {"eta": np.linspace(0.40, 1.00, 61), "c_mem": np.arange(0.0, 241.0, 4.0),
         "bw_eff": np.linspace(0.30, 1.00, 15)}
 
 
@@ -200,6 +205,11 @@ def step_time(run: LayoutRun, eta, c_mem, bw_eff):
     if L["recompute"] == "selective":
         attn = attn * 4 / 3
     mem = c_mem * T * h * 2 / (tp if L.get("sequence_parallel") else 1) / hbm
+    if not L.get("flash"):                                          # unfused attention: the s×s scores in HBM
+        if "heads" not in L:
+            raise ValueError(f"{run.name}: attention without flash needs layout.heads (the s×s scores go to HBM)")
+        mem = mem + SCORE_TRAFFIC * 5 * L["heads"] / tp * s * s * L["micro_batch"] / hbm * (4 / 3 if L["recompute"]
+                                                                                            == "selective" else 1)
     tp_comm = (6 if L["recompute"] == "full" else 4) * _ring(T * h * 2, tp, nvl, bw_eff) if tp > 1 else 0.0
     cp_comm = 2 * _gather(2 * T * cp * kv * 2, cp, ib, bw_eff) if cp > 1 else 0.0
     layer = 3 * (gem + attn) * rec + mem * rec + tp_comm + cp_comm
