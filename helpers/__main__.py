@@ -69,6 +69,7 @@ TOOLS: dict[str, str] = {
     "powertrace": "helpers.economics.power",
     "kernels": "helpers.kernels.kbench",
     "nvflare": "helpers.governance.nvflare_run",
+    "fedrounds": "helpers.governance.fedrounds",
     "qsim": "helpers.frontier.statevector",
     "stencil": "helpers.frontier.stencil",
     "hardware": "helpers.figures.gpuprops",
