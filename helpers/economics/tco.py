@@ -88,11 +88,17 @@ def sweep(x: TCOInputs, name: str, values) -> list[tuple[float, TCO]]:
 
 @lru_cache(maxsize=1)
 def _prices() -> tuple[dict, ...]:
-    return tuple(yaml.safe_load((DATA / "prices.yaml").read_text(encoding="utf-8")))
+    rows = tuple(yaml.safe_load((DATA / "prices.yaml").read_text(encoding="utf-8")))
+    for r in rows:
+        if not isinstance(r.get("provider_page"), bool):
+            raise ValueError(f"prices.yaml row {r.get('offer')!r} lacks provider_page: true|false; add it "
+                             "(true only when the price was read on the provider's own pricing page)")
+    return rows
 
 
 def prices():
-    """The dated price table (pandas), one row per offer, with its source."""
+    """The dated price table (pandas), one row per offer, with its source and ``provider_page`` (True when the
+    price was read on the provider's own pricing page, False when a third party reported it or it is derived)."""
     import pandas as pd
 
     return pd.DataFrame(list(_prices()))
