@@ -16,6 +16,8 @@ import math
 
 import pandas as pd
 
+from helpers.core import inputs
+
 # ipmitool sensor columns (ipmitool(1)): name | reading | unit | status | lnr | lcr | lnc | unc | ucr | unr
 COLUMNS = ["name", "reading", "unit", "bmc_status", "lnr", "lcr", "lnc", "unc", "ucr", "unr"]
 THRESHOLDS = ["lnr", "lcr", "lnc", "unc", "ucr", "unr"]
@@ -74,15 +76,20 @@ def parse_redfish_thermal(doc: dict) -> pd.DataFrame:
     names = {"LowerThresholdFatal": "lnr", "LowerThresholdCritical": "lcr", "LowerThresholdNonCritical": "lnc",
              "UpperThresholdNonCritical": "unc", "UpperThresholdCritical": "ucr", "UpperThresholdFatal": "unr"}
     rows = []
+    # iLO 4 (Thermal.v1_1_0) names a fan FanName and prints CurrentReading / Units where later BMCs print
+    # Name, Reading and ReadingUnits (tests/data/real/redfish/telegraf-hpe-ilo4-thermal.json)
     for kind, items, reading_key in (("temperature", doc.get("Temperatures", []), "ReadingCelsius"),
                                      ("fan", doc.get("Fans", []), "Reading")):
         for it in items:
             st = it.get("Status", {})
-            reading = it.get(reading_key)
-            row = {"name": it.get("Name", "?"), "reading": math.nan if reading is None else float(reading),
-                   "unit": "degrees C" if kind == "temperature" else it.get("ReadingUnits", ""),
+            reading = it.get(reading_key, it.get("CurrentReading"))
+            name = str(it.get("Name") or it.get("FanName") or it.get("MemberId", "?"))
+            row = {"name": name, "reading": math.nan if reading is None else
+                   inputs.number(reading, what=f"Redfish {name} reading", allow_negative=True),
+                   "unit": "degrees C" if kind == "temperature" else str(it.get("ReadingUnits") or it.get("Units", "")),
                    "bmc_status": st.get("Health") or st.get("State", ""), "discrete": False}
-            row.update({v: float(it[k]) if it.get(k) is not None else math.nan for k, v in names.items()})
+            row.update({v: inputs.number(it[k], what=f"Redfish {name} {k}", allow_negative=True)
+                        if it.get(k) is not None else math.nan for k, v in names.items()})
             row["status"] = "disabled" if st.get("State") == "Disabled" else judge(row["reading"], row)
             row["source"] = "redfish"
             rows.append(row)

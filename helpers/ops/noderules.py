@@ -193,7 +193,7 @@ def _slurm(fmt: str, text: str, source: str) -> list:
         return [Finding("Slurm node", n.name, *_state(slurmread, n.state, n.reason), source)
                 for n in slurmread.parse_scontrol_node(text)]
     return [Finding("Slurm node", f"{r.partition + ' ' if r.partition else ''}{r.nodelist}",
-                    *(_state(slurmread, r.state, r.reason) if r.state else ("degraded", f"reason: {r.reason}")), source)
+                    *(_state(slurmread, r.state, r.reason) if r.state else slurmread.judge_reason(r.reason)), source)
             for r in slurmread.parse_sinfo(text)]
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from helpers.core import inputs
+
 
 def kind(doc: dict) -> str | None:
     """thermal / power / system / processor, from ``@odata.type`` or, without it, from the keys present."""
@@ -58,10 +60,28 @@ def parse_power(doc: dict) -> RedfishPower:
     if kind(doc) != "power":
         raise ValueError("not a Redfish Power resource (no PowerSupplies or PowerControl)")
     ctl = (doc.get("PowerControl") or [{}])[0]
-    return RedfishPower(ctl.get("PowerConsumedWatts"),
-                        tuple(RedfishPSU(p.get("Name") or p.get("MemberId", "?"), *_status(p),
-                                         p.get("PowerInputWatts"), p.get("LastPowerOutputWatts"))
-                              for p in doc.get("PowerSupplies", [])))
+    psus = doc.get("PowerSupplies", [])
+    names = [p.get("Name") or p.get("MemberId", "?") for p in psus]
+    return RedfishPower(_first(ctl, "PowerConsumedWatts"),
+                        tuple(RedfishPSU(_psu_name(p, n, names.count(n) > 1), *_status(p), _first(p, "PowerInputWatts"),
+                                         _first(p, "LastPowerOutputWatts", "PowerOutputWatts"))
+                              for p, n in zip(psus, names)))
+
+
+def _first(d: dict, *keys) -> float | None:
+    """The first of ``keys`` that is present and not null, as watts: iDRAC prints ``"LastPowerOutputWatts": null`` and
+    the reading in ``PowerOutputWatts`` (Power.v1_5_0), iLO the reverse (tests/data/real/redfish/telegraf-*-power.json)."""
+    k = next((k for k in keys if d.get(k) is not None), None)
+    return None if k is None else inputs.number(d[k], what=f"Redfish {k}", integer=type(d[k]) is int)
+
+
+def _psu_name(p: dict, name: str, shared: bool) -> str:
+    """iLO names every supply "HpeServerPowerSupply": then the bay (Oem.Hpe.BayNumber) or MemberId tells them apart."""
+    if not shared:
+        return name
+    oem = p.get("Oem") if isinstance(p.get("Oem"), dict) else {}
+    bay = next((v["BayNumber"] for v in oem.values() if isinstance(v, dict) and v.get("BayNumber") is not None), None)
+    return f"{name} bay {bay}" if bay is not None else f"{name} {p.get('MemberId', '?')}"
 
 
 @dataclass(frozen=True)

@@ -53,11 +53,23 @@ class SinfoRow:
     nodes: int | None
     nodelist: str
     reason: str                  # sinfo -R / -N -l REASON column, else ""
+    user: str = ""               # sinfo -R: who set the reason ("root"; -l prints "root(0)")
+    timestamp: str = ""          # sinfo -R: when it was set (2024-09-02T11:40:07)
+
+
+def judge_reason(reason: str) -> tuple[str, str]:
+    """The verdict for a ``sinfo -R`` row printed without a STATE column: every listed node is down, drained or
+    failing; "Not responding" is the reason slurmctld itself sets when it marks a node DOWN (``sinfo -R -l`` of
+    tests/data/real/sinfo/unige-3629… prints it beside ``down*``), so that one is failed, any other degraded."""
+    if reason.lower().startswith("not responding"):
+        return "failed", f"reason: {reason} (slurmctld marks such a node DOWN)"
+    return "degraded", f"reason: {reason} (drained or down; run sinfo -R -l for the state)"
 
 
 def parse_sinfo(text: str) -> tuple:
     """``sinfo`` default (PARTITION AVAIL TIMELIMIT NODES STATE NODELIST), ``sinfo -R`` (REASON USER TIMESTAMP
-    NODELIST) and ``sinfo -N -l`` (NODELIST NODES PARTITION STATE … REASON)."""
+    NODELIST; ``-R -l`` adds STATE before NODELIST and prints the user as ``root(0)``) and ``sinfo -N -l``
+    (NODELIST NODES PARTITION STATE … REASON). A ``-l`` listing's date line above the header is skipped."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     hi = next((i for i, ln in enumerate(lines) if re.match(r"^\s*(PARTITION|REASON|NODELIST)\s", ln)), None)
     if hi is None:
@@ -66,8 +78,13 @@ def parse_sinfo(text: str) -> tuple:
     out = []
     for ln in lines[hi + 1:]:
         t = ln.split()
-        if head[0] == "REASON":                        # the reason may contain spaces: the last three are fixed
-            out.append(SinfoRow("", "", None, t[-1], " ".join(t[:-3])))
+        if head[0] == "REASON":                        # the reason may contain spaces: the columns after it are fixed
+            n = len(head) - 1
+            if len(t) <= n:
+                raise ValueError(f"sinfo -R: row {ln!r} has {len(t)} fields, the header {' '.join(head)} needs more")
+            row = dict(zip(head[1:], t[-n:]))
+            out.append(SinfoRow("", row.get("STATE", ""), None, row["NODELIST"], " ".join(t[:-n]),
+                                row.get("USER", ""), row.get("TIMESTAMP", "")))
             continue
         row = dict(zip(head, t))
         if "REASON" in head:

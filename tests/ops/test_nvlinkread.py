@@ -21,7 +21,19 @@ def test_nvlink_error_counters_h100_elided_and_gb300():
     g = nvlinkread.parse_nvlink_errors((REAL / "nvlink-errors" / "srt-slurm-307-gb300-excerpt.txt").read_text())
     assert g.counters == (("GPU 0: NVIDIA GB300", 0, "Replay Errors", 0), ("GPU 0: NVIDIA GB300", 0,
                           "Recovery Errors", 0), ("GPU 0: NVIDIA GB300", 0, "CRC Errors", 0)) and not g.elided
-    assert {x.status for x in _findings("nvlink-errors")} == {"healthy"}
+    assert {x.status for x in _findings("nvlink-errors") if "V100" not in x.item} == {"healthy"}
+
+
+def test_nvlink_error_counters_v100_nonzero_real():
+    e = nvlinkread.parse_nvlink_errors((REAL / "nvlink-errors" / "scuffedsquared-v100-crc-65535.txt").read_text())
+    assert len(e.counters) == 36 and not e.elided             # 2 GPUs x 6 links x 3 counters, blank lines between
+    assert e.nonzero() == (("GPU 0: Tesla V100-SXM2-32GB-LS", 3, "Replay Errors", 211),
+                           ("GPU 2: Tesla V100-SXM2-32GB-LS", 0, "Replay Errors", 2),
+                           ("GPU 2: Tesla V100-SXM2-32GB-LS", 0, "CRC Errors", 65535))
+    f = nodecheck.read_path(REAL / "nvlink-errors" / "scuffedsquared-v100-crc-65535.txt")
+    assert [(x.item, x.status) for x in f] == [("GPU 0: Tesla V100-SXM2-32GB-LS", "degraded"),
+                                               ("GPU 2: Tesla V100-SXM2-32GB-LS", "degraded")]
+    assert "CRC Errors 65535" in f[1].why
 
 
 def test_nonzero_counter_is_degraded():

@@ -60,3 +60,17 @@ def test_refuses_what_is_not_slurm_json():
     err = json.dumps({"meta": {}, "errors": [{"error": "Unable to contact slurm controller"}], "nodes": []})
     with pytest.raises(ValueError, match="Unable to contact"):
         slurmjson.parse_slurm_json(err)
+
+
+def test_slurmrestd_24_05_job_state_list_gpu_job():
+    """The data_parser document squeue --json prints from 23.02 on (job_state a list, node_count {set, number}), as
+    slurmrestd served it for one GPU job (Slurm-web's captured assets)."""
+    text = (REAL / "slurm-web-slurmrestd-24.05.3-job-gpus-running.json").read_text()
+    d = slurmjson.parse_slurm_json(text)
+    assert (d.kind, d.release, d.data_parser) == ("jobs", "24.05.3", "data_parser/v0.0.41")
+    (j,) = d.jobs
+    assert (j.job_id, j.state, j.partition, j.user, j.nodes, j.nodelist, j.reason) == \
+        ("9", "RUNNING", "gpu", "dperez", 1, "gpu1", "")
+    assert dict(j.fields)["tres_alloc_str"] == "cpu=1,mem=512M,node=1,billing=1"
+    assert json.loads(text)["jobs"][0]["gres_detail"] == ["gpu:h100:4(IDX:0-3)"]
+    assert nodecheck.detect(text) == "slurm-json"

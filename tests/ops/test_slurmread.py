@@ -92,6 +92,29 @@ def test_sinfo_node_long_form_after_its_date_line():
     assert (r.nodelist, r.nodes, r.partition, r.state, r.reason) == ("localhost", 1, "debug", "idle", "")
 
 
+def test_sinfo_list_reasons_real_cluster():
+    rows = slurmread.parse_sinfo((REAL / "sinfo" / "unige-3623-baobab-sinfo-R.txt").read_text())
+    assert len(rows) == 23 and {r.state for r in rows} == {""}          # -R without -l prints no STATE column
+    assert (rows[0].reason, rows[0].user, rows[0].timestamp, rows[0].nodelist) == \
+        ("issue-6277 : Not res", "slurm", "2024-08-26T14:28:56", "cpu[002,005,007-008,045-056,058-059,061-062]")
+    assert (rows[3].reason, rows[3].nodelist) == ("Not responding", "cpu285")
+    assert [(r.reason, r.nodelist) for r in rows[-4:]] == [("Kill task failed", "gpu012"), ("Kill task failed",
+                                                           "gpu018"), ("Kill task failed", "gpu025"), ("issue-6299", "gpu047")]
+    assert slurmread.judge_reason("Not responding")[0] == "failed"
+    assert [slurmread.judge_reason(r.reason)[0] for r in rows].count("failed") == 1      # cpu285 only
+
+
+def test_sinfo_list_reasons_long_with_state_and_uid():
+    rows = slurmread.parse_sinfo((REAL / "sinfo" / "unige-3629-bamboo-sinfo-R-l.txt").read_text())
+    assert [(r.reason, r.user, r.state, r.nodelist) for r in rows] == [
+        ("Not responding", "slurm(200)", "down*", "cpu[014,038]"),
+        ("health_BEEGFS__tcp_c", "root(0)", "drng", "cpu[018-021,023-024,026-027,029-030,033-034,036-037,039,041-043]"),
+        ("health_BEEGFS__tcp_c", "root(0)", "drng", "cpu[017,028,035,040]"),
+        ("health_BEEGFS__tcp_c", "root(0)", "drain", "cpu025")]
+    assert rows[3].timestamp == "2024-09-09T09:35:58"
+    assert [slurmread.judge_state(r.state)[0] for r in rows] == ["failed", "degraded", "degraded", "degraded"]
+
+
 def test_scontrol_not_responding_and_gpus_from_gres():
     (n,) = slurmread.parse_scontrol_node(
         (REAL / "scontrol-node" / "slurm-exporter-198-gpu02-down-not-responding.txt").read_text())
