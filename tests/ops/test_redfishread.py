@@ -89,3 +89,23 @@ def test_vendor_files_detected_and_healthy():
         "telegraf-hpe-ilo-system-dl360-gen10.json": "redfish-system", "telegraf-hpe-ilo-thermal.json": "redfish-thermal",
         "telegraf-hpe-ilo4-thermal.json": "redfish-thermal"}
     assert {x.status for n in names for x in nodecheck.read_path(REAL / n)} == {"healthy"}
+
+
+def test_cisco_cimc_thermal_and_power():
+    """Cisco UCS CIMC responses (the iserver docs): RPM fans named *_SPEED, and a server in standby whose supplies
+    draw 16 W and deliver 0 W — healthy, not failed."""
+    df = bmc.parse_redfish_thermal(_vendor("iserver-cisco-ucsc-c240-m5sn-thermal.json"))
+    assert (df.name[0], df.reading[0], df.ucr[0]) == ("MLOM_TEMP", 54, 90)
+    fans = df[df.unit == "RPM"]
+    assert len(df) == 24 + 13 and len(fans) == 12 and (fans.name.iloc[0], fans.reading.iloc[0]) == ("MOD1_FAN1_SPEED", 7070)
+    assert df[df.name == "MOD7_FAN1_SPEED"].status.tolist() == ["absent"]      # State Absent: an empty fan slot
+    pw = redfishread.parse_power(_vendor("iserver-cisco-ucsc-c240-m5sn-power.json"))
+    assert pw.consumed_W == 324 and [(p.name, p.input_W, p.output_W) for p in pw.supplies] == [
+        ("PSU1", 173, 155), ("PSU2", 176, 152)]
+    standby = redfishread.parse_power(_vendor("iserver-cisco-ucsc-c220-m6n-power.json"))
+    assert standby.consumed_W == 0 and {(p.health, p.input_W, p.output_W) for p in standby.supplies} == {("OK", 16, 0)}
+    small = bmc.parse_redfish_thermal(_vendor("iserver-cisco-ucsc-c220-m6n-thermal.json"))
+    assert list(zip(small.name, small.reading)) == [("PSU1_TEMP", 26), ("PSU2_TEMP", 24), ("TEMP_SENS_FRONT", 22)]
+    for n in ("iserver-cisco-ucsc-c240-m5sn-thermal.json", "iserver-cisco-ucsc-c240-m5sn-power.json",
+              "iserver-cisco-ucsc-c220-m6n-thermal.json", "iserver-cisco-ucsc-c220-m6n-power.json"):
+        assert {x.status for x in nodecheck.read_path(REAL / n)} == {"healthy"}, n
