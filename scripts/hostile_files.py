@@ -50,8 +50,14 @@ READERS = {
              "negative": NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","-1,024"\n',
              "non-ascii digits": NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","１０２４"\n'}),
     "overview": (["fleet", "{in}", "{in2}"], None, "[\n" + "1,\n" * 10**6 + "1]\n", {"malformed": "{not json"}),
+    "nodecheck": (["{in}"], REAL / "redfish" / "telegraf-dell-idrac-thermal.json",
+                  "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" + "gpu*         up   infinite      1   idle gpu01\n" * 10**6,
+                  {"nan": '{"@odata.type": "#Thermal.v1_4_0.Thermal", "Temperatures": [{"Name": "CPU1 Temp", '
+                          '"ReadingCelsius": NaN, "Status": {"Health": "OK", "State": "Enabled"}}]}',
+                   "negative": '{"@odata.type": "#Power.v1_5_0.Power", "PowerControl": [{"PowerConsumedWatts": -5}], '
+                               '"PowerSupplies": []}'}),
 }
-HAS_OUT = {"nccltests", "iperf", "mlperf", "ibdiag", "health", "ncu"}
+HAS_OUT = {"nccltests", "iperf", "mlperf", "ibdiag", "health", "ncu", "nodecheck"}
 
 
 def _valid(tool: str) -> str:

@@ -106,7 +106,10 @@ def expand(paths: list[str]) -> list[Path]:
     out = []
     for p in map(Path, paths):
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.is_file() and f.name not in ("SOURCES.md", "README.md"))
+            files = sorted(f for f in p.rglob("*") if f.is_file() and f.name not in ("SOURCES.md", "README.md"))
+            if not files:           # an empty folder is a wrong path, not a healthy node
+                raise ValueError(f"{p}: the folder holds no files; point nodecheck at the outputs collected from the node")
+            out += files
         elif p.exists():
             out.append(p)
         else:
