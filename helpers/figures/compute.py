@@ -65,9 +65,11 @@ def roofline_figure(views, x_range=(1e-2, 1e4), title="Roofline"):
                 tags.append((vi, dt, dt_color[dt], vcol, "kernels"))
 
     def view(visible, by_dtype):          # a device view labels its kernels; a dtype view only on hover
-        cols = [t[2] if by_dtype else t[3] for t in tags]
-        modes = ["lines" if t[4] == "roof" else "markers+text" if by_dtype or t[4] == "ridge" else "markers"
-                 for t in tags]
+        # hidden traces get the shortest values (another button restyles them before they show): every button
+        # carries one entry per trace, so this keeps a many-device figure light on a phone
+        cols = [(t[2] if by_dtype else t[3]) if v else "#000" for t, v in zip(tags, visible)]
+        modes = [("lines" if t[4] == "roof" else "markers+text" if by_dtype or t[4] == "ridge" else "markers")
+                 if v else "lines" for t, v in zip(tags, visible)]
         return {"visible": visible, "line.color": cols, "marker.color": cols, "mode": modes}
 
     by_dev = [dict(label=roof.device, method="update",

@@ -51,3 +51,12 @@ def test_bad_layouts_are_refused_in_one_line(capsys):
     argv = ["--run", "MPT-7b s2048 8xH100 80GB", "--micro-batch", "5"]      # 48 sequences, dp 8
     assert cli.run(mfucli.main, argv) == 2 and "not a multiple" in capsys.readouterr().err
     assert cli.run(mfucli.main, ["--run", "no such run"]) == 2
+
+
+def test_check_own_adds_the_book_h200_runs(capsys):
+    from helpers.training.calc import mfuown
+    assert mfucli.main(["--check", "--own"]) == 0
+    out = capsys.readouterr().out
+    s = mfuown.summary(mfuown.check())
+    assert "the book's own H200 runs" in out
+    assert f"compiled: median |error| {s['compiled_median']:.1%}, worst {s['compiled_worst']:.1%}" in out

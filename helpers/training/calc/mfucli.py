@@ -131,6 +131,16 @@ def _check(a) -> int:
         s = M.summary(ps)
         print(f"{label}: n = {s['n']}, median |error| {s['median']:.1%}, worst {s['worst']:.1%} ({s['worst_run']}), "
               f"{s['within_10pct']} within 10 %")
+    if a.own:
+        from helpers.training.calc import mfuown
+        own = mfuown.check(fit.params)
+        print(f"\nthe book's own H200 runs (tokens/s; GEMM roof {mfuown.h200_mamf_tflops():.0f} TFLOP/s measured here):")
+        for p in own:
+            print(f"  {p.run:55s} measured {p.tokens_per_s_measured:8.0f} predicted {p.tokens_per_s_predicted:8.0f} "
+                  f"{p.error:+7.1%}")
+        s = mfuown.summary(own)
+        print(f"  compiled: median |error| {s['compiled_median']:.1%}, worst {s['compiled_worst']:.1%}; eager: "
+              f"over-predicted by {s['eager_min']:.0%} to {s['eager_max']:.0%} (unfused element-wise kernels)")
     return 0
 
 
@@ -138,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers mfumodel", description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="print the out-of-sample check and exit")
     ap.add_argument("--loo", action="store_true", help="with --check: add leave-one-out")
+    ap.add_argument("--own", action="store_true", help="with --check: add the book's own H200 runs")
     ap.add_argument("--run", type=cli.name_of([r.name for r in M.load_runs()]), help="start from this published run")
     ap.add_argument("--gpu", type=cli.name_of(_gpus()), help="GPU (spec table name) or TPU v4")
     ap.add_argument("--params", type=cli.bounded_float(1e6, 1e14), help="parameters (e.g. 8e9)")

@@ -84,6 +84,7 @@ class LayoutRun:
     source: str
     says: str
     fit: bool = False
+    mamf_tflops: float | None = None     # a measured GEMM roof for this run's GPU (else MAMF_TFLOPS, else the peak)
 
     def hardware(self) -> tuple[float, float, float, float]:
         """(GEMM roof FLOP/s, datasheet peak FLOP/s, HBM B/s, scale-up link GB/s per direction)."""
@@ -92,7 +93,7 @@ class LayoutRun:
             return a["peak_tflops"] * 1e12, a["peak_tflops"] * 1e12, a["hbm_GBps"] * 1e9, a["link_GBps"]
         spec = specs.lookup(self.gpu, warn=False)
         peak = spec.training_peak()[0]
-        return (MAMF_TFLOPS.get(spec.name, peak) * 1e12, peak * 1e12, spec.hbm_GBps * 1e9,
+        return ((self.mamf_tflops or MAMF_TFLOPS.get(spec.name, peak)) * 1e12, peak * 1e12, spec.hbm_GBps * 1e9,
                 (spec.nvlink_GBps or 64) / 2)
 
 
