@@ -167,6 +167,23 @@
       (gd.layout.annotations || []).forEach(function (a, i) {
         if (a.yref === "paper" && a.y >= 1 && /:\s*$/.test(a.text || "")) { u["annotations[" + i + "].visible"] = false; }
       });
+    } else if (o.menus.length && gd._bookAbove && legendShown(gd)) {
+      // wider screens with the legend moved above the plot: the menus (and their "dtype:" labels) go above the
+      // legend, where they stay beside each other, instead of sitting on its first row
+      var fm2 = fl.updatemenus || [], mh = 0;
+      o.menus.forEach(function (m, i) {
+        var dm = (fm2[i] && fm2[i]._dims) || {};
+        mh = Math.max(mh, dm.headerHeight || dm.totalHeight || 30);
+        u["updatemenus[" + i + "].y"] = 1 + (legendH + 2) / size.h;
+        u["updatemenus[" + i + "].yanchor"] = "bottom";
+      });
+      (gd.layout.annotations || []).forEach(function (a, i) {
+        if (a.yref === "paper" && a.y >= 1 && /:\s*$/.test(a.text || "")) {
+          u["annotations[" + i + "].y"] = 1 + (legendH + 2 + mh / 2) / size.h;
+          u["annotations[" + i + "].yanchor"] = "middle";
+        }
+      });
+      menusH = mh + 4;
     }
     var t = top + legendH + menusH + 4 + (gd._bookAbove ? 0 : annH);
     if (narrow || t > (fl.margin.t || 0)) { u["margin.t"] = Math.max(t, narrow ? 0 : (o.margin.t || 0)); }
