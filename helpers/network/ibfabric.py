@@ -234,5 +234,11 @@ def parse_sminfo(text: str) -> list[SMInfo]:
                              r"priority (\d+)\s+state \d+\s+(SMINFO_\w+)", joined):
             out.append(SMInfo(host, int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), m.group(5)))
     if not out:
+        errs = [ln.strip() for ln in text.splitlines() if _TOOL_ERR.match(ln)]
+        err = next((e for e in errs if "iberror" in e), errs[0] if errs else "")
+        if err:                           # "sminfo: iberror: failed: query", "ibwarn: [..] mad_rpc_open_port: …"
+            raise ValueError(f"sminfo failed, no SMInfo was read: {err[:120]!r}. Check that ib_umad is loaded and "
+                             "/dev/infiniband/umad* readable (run as root), the port is Active, and an SM "
+                             "(opensm or the switch's) is running")
         raise ValueError(f"sminfo: no \"sminfo: sm lid N sm guid …, activity count … state N SMINFO_…\" line ({_seen(text)})")
     return out

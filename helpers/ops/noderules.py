@@ -28,6 +28,9 @@ def _bmc(df, source: str) -> list:
     level = {"ok": "healthy", "warning": "degraded", "critical": "failed", "non-recoverable": "failed"}
     for r in df.itertuples():
         if r.status in ("absent", "disabled") or r.reading != r.reading:     # "na": absent, not failed
+            said = {"Warning": "degraded", "Critical": "failed"}.get(str(r.bmc_status))
+            if said and r.status != "disabled":        # no reading, but the BMC itself marks it (a Redfish Health)
+                out.append(Finding("BMC sensors", r.name, said, f"no reading; BMC says {r.bmc_status}", source))
             continue
         unit = str(r.unit).lower()
         comp = "fans" if ("rpm" in unit or "fan" in r.name.lower()) else \
@@ -97,7 +100,8 @@ def _redfish(doc: dict, source: str) -> list:
     k = rf.kind(doc)
     if k == "power":
         pw = rf.parse_power(doc)
-        return [Finding("PSUs", p.name, level(p.health), f"Health {p.health or '?'}, output {p.output_W} W", source)
+        return [Finding("PSUs", p.name, level(p.health), f"Health {p.health or '?'}, output "
+                        + ("not reported" if p.output_W is None else f"{p.output_W} W"), source)
                 for p in pw.supplies if p.state != "Absent"]
     if k == "system":
         s = rf.parse_system(doc)

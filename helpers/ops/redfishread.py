@@ -19,26 +19,50 @@ from helpers.core import inputs
 
 
 def kind(doc: dict) -> str | None:
-    """thermal / power / system / processor, from ``@odata.type`` or, without it, from the keys present."""
+    """thermal / power / system / processor, from ``@odata.type`` or, without it, from the keys present. A resource
+    whose ``@odata.type`` names another schema is None: the ``ThermalSubsystem`` that OpenBMC (NVIDIA GH200/GB200) and
+    Lenovo XCC serve beside or instead of ``Thermal`` links its ``Fans`` as an object, which the key test alone took
+    for a Thermal resource and then failed to read."""
     t = str(doc.get("@odata.type", ""))
-    for k, names in (("thermal", ("Thermal.",)), ("power", ("Power.",)), ("system", ("ComputerSystem.",)),
-                     ("processor", ("Processor.",))):
-        if any(n in t for n in names) and "Collection" not in t:
-            return k
-    if "Temperatures" in doc or "Fans" in doc:
+    if t:
+        name = t.lstrip("#").split(".")[0]
+        return {"Thermal": "thermal", "Power": "power", "ComputerSystem": "system", "Processor": "processor"}.get(name)
+    if isinstance(doc.get("Temperatures"), list) or isinstance(doc.get("Fans"), list):
         return "thermal"
-    if "PowerSupplies" in doc or "PowerControl" in doc:
+    if isinstance(doc.get("PowerSupplies"), list) or isinstance(doc.get("PowerControl"), list):
         return "power"
-    if "ProcessorSummary" in doc:
+    if isinstance(doc.get("ProcessorSummary"), dict):
         return "system"
     if "ProcessorType" in doc:
         return "processor"
     return None
 
 
-def _status(d: dict) -> tuple[str, str]:
-    st = d.get("Status") or {}
-    return st.get("Health") or "", st.get("State") or ""
+def _status(d: dict, what: str) -> tuple[str, str]:
+    """(Health, State); "" where the BMC reports none (Lenovo XCC's GPU Processors carry no ``Status`` at all, and
+    XCC prints ``"Health": null`` for a disabled sensor)."""
+    st = d.get("Status")
+    if st is None:
+        return "", ""
+    if not isinstance(st, dict):
+        raise ValueError(f"{what}: Status is {type(st).__name__} {st!r:.40}, Redfish gives an object with Health/State")
+    out = []
+    for k in ("Health", "State"):
+        v = st.get(k)
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"{what}: Status.{k} is {v!r:.40}, Redfish gives a string (OK / Warning / Critical; "
+                             "Enabled / Absent / …)")
+        out.append(v or "")
+    return out[0], out[1]
+
+
+def _members(doc: dict, key: str) -> list:
+    v = doc.get(key)
+    if v is None:
+        return []
+    if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+        raise ValueError(f"Redfish {key} is {type(v).__name__} {v!r:.60}, expected a list of objects")
+    return v
 
 
 @dataclass(frozen=True)
@@ -57,20 +81,24 @@ class RedfishPower:
 
 
 def parse_power(doc: dict) -> RedfishPower:
-    if kind(doc) != "power":
+    if not isinstance(doc, dict) or kind(doc) != "power":
         raise ValueError("not a Redfish Power resource (no PowerSupplies or PowerControl)")
-    ctl = (doc.get("PowerControl") or [{}])[0]
-    psus = doc.get("PowerSupplies", [])
-    names = [p.get("Name") or p.get("MemberId", "?") for p in psus]
+    ctl = (_members(doc, "PowerControl") or [{}])[0]
+    psus = _members(doc, "PowerSupplies")
+    names = [str(p.get("Name") or p.get("MemberId", "?")) for p in psus]
     return RedfishPower(_first(ctl, "PowerConsumedWatts"),
-                        tuple(RedfishPSU(_psu_name(p, n, names.count(n) > 1), *_status(p), _first(p, "PowerInputWatts"),
-                                         _first(p, "LastPowerOutputWatts", "PowerOutputWatts"))
+                        tuple(RedfishPSU(_psu_name(p, n, names.count(n) > 1), *_status(p, f"power supply {n}"),
+                                         _first(p, "PowerInputWatts"),
+                                         _first(p, "PowerOutputWatts", "LastPowerOutputWatts"))
                               for p, n in zip(psus, names)))
 
 
 def _first(d: dict, *keys) -> float | None:
-    """The first of ``keys`` that is present and not null, as watts: iDRAC prints ``"LastPowerOutputWatts": null`` and
-    the reading in ``PowerOutputWatts`` (Power.v1_5_0), iLO the reverse (tests/data/real/redfish/telegraf-*-power.json)."""
+    """The first of ``keys`` that is present and not null, as watts. Output is the measured ``PowerOutputWatts``
+    (Power.v1_5_0) before ``LastPowerOutputWatts`` (the schema's "average power output"): iDRAC prints
+    ``"LastPowerOutputWatts": null`` beside the reading, Supermicro only the former, iLO only the latter, and Lenovo
+    XCC 635 W there against a measured 179 W out of 199 W in (tests/data/real/redfish/*-power.json). Supermicro
+    leaves every reading of two supplies null: None, not 0."""
     k = next((k for k in keys if d.get(k) is not None), None)
     return None if k is None else inputs.number(d[k], what=f"Redfish {k}", integer=type(d[k]) is int)
 
@@ -96,13 +124,31 @@ class RedfishSystem:
 
 
 def parse_system(doc: dict) -> RedfishSystem:
-    if kind(doc) != "system":
+    if not isinstance(doc, dict) or kind(doc) != "system":
         raise ValueError("not a Redfish ComputerSystem resource (no ProcessorSummary)")
+    name = str(doc.get("HostName") or doc.get("Name") or doc.get("Id", "?"))
+    health, _ = _status(doc, f"system {name}")
     st = doc.get("Status") or {}
-    return RedfishSystem(doc.get("HostName") or doc.get("Name", "?"), doc.get("Model", ""), doc.get("PowerState", ""),
-                         st.get("Health", ""), st.get("HealthRollup", ""),
-                         (doc.get("ProcessorSummary") or {}).get("Count"),
-                         (doc.get("MemorySummary") or {}).get("TotalSystemMemoryGiB"))
+    rollup = st.get("HealthRollup") or ""          # Supermicro leaves it out
+    if not isinstance(rollup, str):
+        raise ValueError(f"system {name}: Status.HealthRollup is {rollup!r:.40}, Redfish gives a string")
+    procs, mem = (_object(doc, k) for k in ("ProcessorSummary", "MemorySummary"))
+    count = procs.get("Count")
+    gib = mem.get("TotalSystemMemoryGiB")
+    return RedfishSystem(name, doc.get("Model") or "", doc.get("PowerState") or "", health, rollup,
+                         None if count is None else inputs.number(count, what="Redfish ProcessorSummary.Count",
+                                                                  integer=True),
+                         None if gib is None else inputs.number(gib, what="Redfish TotalSystemMemoryGiB",
+                                                                integer=type(gib) is int))
+
+
+def _object(doc: dict, key: str) -> dict:
+    v = doc.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise ValueError(f"Redfish {key} is {type(v).__name__} {v!r:.40}, expected an object")
+    return v
 
 
 @dataclass(frozen=True)
@@ -116,7 +162,12 @@ class RedfishProcessor:
 
 
 def parse_processor(doc: dict) -> RedfishProcessor:
-    if kind(doc) != "processor":
+    """A CPU, or a GPU the BMC serves as a Processor: NVIDIA's HGX/GH200/GB200 BMCs (OpenBMC) under
+    ``Systems/HGX_Baseboard_0/Processors/GPU_*`` with Status (and Model, but not on GB200), Lenovo XCC under
+    ``Systems/1/Processors/GPU<n>``
+    with neither (health and state "" = not reported, model ""; XCC names the card in its PCIeDevice instead)."""
+    if not isinstance(doc, dict) or kind(doc) != "processor":
         raise ValueError("not a Redfish Processor resource (no ProcessorType)")
-    return RedfishProcessor(doc.get("Id", "?"), doc.get("ProcessorType", ""), doc.get("Model", ""),
-                            doc.get("Manufacturer", ""), *_status(doc))
+    pid = str(doc.get("Id") or doc.get("Name") or "?")
+    return RedfishProcessor(pid, str(doc.get("ProcessorType") or ""), str(doc.get("Model") or ""),
+                            str(doc.get("Manufacturer") or ""), *_status(doc, f"processor {pid}"))

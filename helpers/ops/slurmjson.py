@@ -6,7 +6,10 @@ in the schemas the versions actually print (chapters 13 and 27):
 * data_parser v0.0.39 and later (Slurm 23.02 …): a node's ``"state"`` is a list (``["IDLE", "DRAIN"]``), times are
   ``{"set", "infinite", "number"}`` objects, ``sinfo --json`` prints ``"sinfo": [{"node": {"state": […]},
   "nodes": {"nodes": […], "total"}, "reason": {"description", "user", "time"}, "partition": {"name"}}]`` and a
-  job's ``"job_state"`` becomes a list in 23.11.
+  job's ``"job_state"`` becomes a list in 23.11 (``squeue --json`` of 23.02.6 still prints ``"RUNNING"``).
+
+slurmrestd answers ``/nodes`` and ``/jobs`` with the same documents (``meta.command`` empty, ``meta.client.source`` an
+address); the command line fills ``meta.command`` (``["squeue"]``, ``["show", "node"]``), kept in ``command``.
 
 The rows are the same dataclasses the text readers return (:mod:`helpers.ops.slurmread`), so the verdicts are the
 same: ``IDLE+DRAIN`` is degraded, ``DOWN`` failed, whichever form the node came in.
@@ -31,6 +34,7 @@ class SlurmJson:
     nodes: tuple                 # SlurmNode …
     sinfo: tuple                 # SinfoRow …
     jobs: tuple                  # QueuedJob …
+    command: tuple = ()          # meta.command: ("squeue",) from the command line, () from slurmrestd
 
 
 def _number(v):
@@ -57,7 +61,11 @@ def _reason(reason: str, who, when) -> str:
     """As scontrol prints it: ``Not responding [slurm@2026-01-22T15:43:09]`` (the time in UTC)."""
     when = _number(when)
     if reason and who:
-        at = datetime.fromtimestamp(when, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") if when else ""
+        try:
+            at = datetime.fromtimestamp(when, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") if when else ""
+        except (TypeError, ValueError, OverflowError, OSError):
+            raise ValueError(f"Slurm --json: reason time {when!r} of {reason!r} is not a Unix time in seconds; "
+                             "give the document as Slurm printed it") from None
         reason += f" [{who}" + (f"@{at}]" if at else "]")
     return reason or ""
 
@@ -99,9 +107,25 @@ def parse_slurm_json(text: str | dict) -> SlurmJson:
     for e in doc.get("errors") or []:
         if isinstance(e, dict) and e.get("error"):
             raise ValueError(f"Slurm --json carries an error: {e.get('error')} ({e.get('source', '')})")
-    release, parser = _release(doc.get("meta") or {})
-    if "sinfo" in doc:
-        return SlurmJson("sinfo", release, parser, (), tuple(_sinfo_row(e) for e in doc["sinfo"]), ())
-    if "jobs" in doc:
-        return SlurmJson("jobs", release, parser, (), (), tuple(_job(j) for j in doc["jobs"]))
-    return SlurmJson("nodes", release, parser, tuple(_node(n) for n in doc["nodes"]), (), ())
+    meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
+    release, parser = _release(meta)
+    command = tuple(str(c) for c in meta.get("command") or ()) if isinstance(meta.get("command"), list) else ()
+    kind = next(k for k in ("sinfo", "jobs", "nodes") if k in doc)
+    rows = _entries(doc[kind], kind)
+    if kind == "sinfo":
+        return SlurmJson("sinfo", release, parser, (), tuple(_sinfo_row(e) for e in rows), (), command)
+    if kind == "jobs":
+        return SlurmJson("jobs", release, parser, (), (), tuple(_job(j) for j in rows), command)
+    return SlurmJson("nodes", release, parser, tuple(_node(n) for n in rows), (), (), command)
+
+
+def _entries(rows, kind: str) -> list:
+    """The ``nodes``/``sinfo``/``jobs`` list, each entry an object; anything else is refused by name."""
+    if not isinstance(rows, list):
+        raise ValueError(f"Slurm --json: '{kind}' is {type(rows).__name__}, not a list; give the whole document "
+                         f"that scontrol/sinfo/squeue --json (or slurmrestd) printed")
+    bad = next((i for i, r in enumerate(rows) if not isinstance(r, dict)), None)
+    if bad is not None:
+        raise ValueError(f"Slurm --json: '{kind}'[{bad}] is {type(rows[bad]).__name__}, not an object; "
+                         "the document was cut or edited, give it as Slurm printed it")
+    return rows

@@ -91,6 +91,12 @@ def test_bare_sminfo_line_is_the_local_host():
     assert ibdiag.primary(ibdiag.diagnose(s)) == "healthy"
 
 
+def test_failed_sminfo_is_named_not_taken_for_garbage():
+    # hand-written error-path input in the tool's own format (no public capture of a failed sminfo was found)
+    with pytest.raises(ValueError, match="sminfo failed, no SMInfo was read: 'sminfo: iberror: failed: query'.*opensm"):
+        ibparse.parse_sminfo("ibwarn: [4021] _do_madrpc: recv failed: Connection timed out\nsminfo: iberror: failed: query\n")
+
+
 def test_two_different_masters_is_a_conflict():
     text = (REAL / "sminfo" / "ompi-users-7361-four-nodes-one-master.txt").read_text()
     text = text.replace("sm lid 2 sm guid 0x2c90200259201, activity count 6884",
