@@ -4,7 +4,8 @@ history, Slurm node, Kubernetes node) what is healthy, degraded or failed, and w
 
 The readers live with their formats (:mod:`helpers.ops.bmc`, :mod:`helpers.ops.dcgmread`, :mod:`helpers.ops.slurmread`,
 :mod:`helpers.ops.slurmjson`, :mod:`helpers.ops.nvlinkread`, :mod:`helpers.ops.pcinode`, :mod:`helpers.ops.k8snode`,
-:mod:`helpers.ops.logs`, :mod:`helpers.core.smiparse`); the rules that turn what they read into findings are in
+:mod:`helpers.ops.logs`, :mod:`helpers.core.smiparse`, :mod:`helpers.ops.redfishsensors` for Redfish
+``Sensor``/``Fan``/``PowerSupply``); the rules that turn what they read into findings are in
 :mod:`helpers.ops.noderules` and :mod:`helpers.ops.noderules_ext`. This module detects and reports.
 
     python -m helpers nodecheck tests/data/real/dcgmi-diag tests/data/real/sinfo
@@ -33,6 +34,7 @@ def detect(text: str) -> str | None:
             doc = json.loads(s)
         except ValueError:
             return None
+        from helpers.ops import redfishsensors
         from helpers.ops.redfishread import kind
 
         if isinstance(doc, dict) and any(isinstance(doc.get(k), list) for k in ("nodes", "sinfo", "jobs")) and \
@@ -40,7 +42,7 @@ def detect(text: str) -> str | None:
             return "slurm-json"
         if re.search(r'"nvidia\.com/gpu\.(product|count)"\s*:', text):
             return "gfd-labels"
-        k = kind(doc) if isinstance(doc, dict) else None
+        k = (kind(doc) or redfishsensors.kind(doc)) if isinstance(doc, dict) else None
         return f"redfish-{k}" if k else None
     m = lambda pat: re.search(pat, text, re.M) is not None  # noqa: E731
     if m(r'^\s*"nvidia\.com/gpu\.(product|count)"\s*:\s*"'):

@@ -7,7 +7,10 @@ an NVLink error counter above zero is degraded — a replay or recovery error me
 a bit error; DCGM's Down or Disabled link is failed for the GPU (Not Supported is not a fault); a GPU DCGM lists
 without a name, or fewer GPUs than the count announces, is degraded; GFD labels are healthy unless a MIG
 reconfiguration failed, the driver upgrade failed or no GPU is present, and they note time-slicing (replicas > 1)
-and a memory label printed in bytes.
+and a memory label printed in bytes. Redfish ``Sensor``/``Fan``/``PowerSupply`` (:mod:`helpers.ops.redfishsensors`): a
+reading at or beyond its Caution threshold is degraded, Critical or Fatal failed, and the BMC's own Health Warning /
+Critical counts as degraded / failed too (so does a Critical sensor without a reading); a State Absent or Disabled
+sensor, fan or supply is not a failure; an energy counter's thresholds are not applied (it only grows).
 """
 from __future__ import annotations
 
@@ -15,7 +18,9 @@ import re
 
 from helpers.ops.noderules import Finding, _state
 
-FORMATS = ("slurm-json", "nvlink-errors", "dcgmi-nvlink", "dcgmi-discovery", "gfd-labels")
+FORMATS = ("slurm-json", "nvlink-errors", "dcgmi-nvlink", "dcgmi-discovery", "gfd-labels", "redfish-sensor",
+           "redfish-sensors", "redfish-fan", "redfish-powersupply")
+SAID = {"Warning": "degraded", "Critical": "failed"}
 
 
 def _slurm_json(text: str, source: str) -> list:
@@ -97,6 +102,58 @@ def _gfd(text: str, source: str) -> list:
                     (f"{', '.join(f'{k}={f[k]}' for k in bad)}; " if bad else "") + why, source)]
 
 
+def _sensor(s, source: str) -> Finding:
+    comp = "fans" if s.reading_type == "Rotational" or s.physical_context == "Fan" or s.unit == "RPM" else \
+        "PSUs" if s.physical_context == "PowerSupply" else "BMC sensors"
+    said = SAID.get(s.health)
+    item = s.name if s.name.replace(" ", "_") == s.id else f"{s.name} ({s.id})"   # iDRAC: "OutputPowerSensor" ×2
+    if s.state in ("Absent", "Disabled"):
+        return Finding(comp, item, "healthy", f"State {s.state}" + (", no reading" if s.reading is None else "") +
+                       (f"; the BMC also says Health {s.health}, but an absent sensor is not a failure" if said else ""),
+                       source)
+    if s.reading is None:
+        return Finding(comp, item, said or "healthy", f"no reading; BMC says {s.health or 'nothing'}", source)
+    hit = None if s.counter else s.crossed()
+    st = "degraded" if hit and hit[0].endswith("Caution") else "failed" if hit else "healthy"
+    st = max(st, said or "healthy", key=("healthy", "degraded", "failed").index)
+    why = f"{s.reading:.10g} {s.unit or s.reading_type}".strip() + (f" ({s.physical_context})" if s.physical_context
+                                                                  else "")
+    why += f", at or beyond {hit[0]} {hit[1]:g}" if hit else ""
+    why += f"; BMC says {s.health}" if s.health not in ("OK", "") else ""
+    if s.counter and s.crossed():
+        why += f"; a cumulative counter: the BMC's {s.crossed()[0]} {s.crossed()[1]:g} is not a limit for it"
+    return Finding(comp, item, st, why, source)
+
+
+def _redfish_new(fmt: str, text: str, source: str) -> list:
+    import json
+
+    from helpers.ops import redfishsensors as rs
+
+    doc = json.loads(text)
+    if fmt == "redfish-sensor":
+        return [_sensor(rs.parse_sensor(doc), source)]
+    if fmt == "redfish-sensors":
+        return [_sensor(s, source) for s in rs.parse_sensors(doc)] or \
+            [Finding("BMC sensors", f"Sensors {doc.get('@odata.id', '')}".strip(), "healthy",
+                     "the collection lists no sensors: nothing to judge here", source)]
+    if fmt == "redfish-fan":
+        f = rs.parse_fan(doc)
+        speed = f"{f.speed_RPM:g} RPM" if f.speed_RPM is not None else \
+            f"{f.speed_percent:g} %" if f.speed_percent is not None else "no speed"
+        return [Finding("fans", f.name, "healthy" if f.state == "Absent" else SAID.get(f.health, "healthy"),
+                        "State Absent (an empty bay)" if f.state == "Absent" else
+                        f"Health {f.health or 'not reported'}, {speed}" + (f"; {f.note}" if f.note else ""), source)]
+    p = rs.parse_power_supply(doc)
+    return [Finding("PSUs", p.name, "healthy" if p.state == "Absent" else SAID.get(p.health, "healthy"),
+                    "State Absent (an empty bay)" if p.state == "Absent" else
+                    (f"Health {p.health}, State {p.state or '?'}" if p.health else "no Status: health not reported") +
+                    (f", {p.capacity_W:g} W capacity" if p.capacity_W is not None else "") +
+                    (f"; readings in {p.metrics_uri}" if p.metrics_uri else ""), source)]
+
+
 def findings(fmt: str, text: str, source: str) -> list:
+    if fmt.startswith("redfish-"):
+        return _redfish_new(fmt, text, source)
     return {"slurm-json": _slurm_json, "nvlink-errors": _nvlink_errors, "dcgmi-nvlink": _dcgmi_nvlink,
             "dcgmi-discovery": _dcgmi_discovery, "gfd-labels": _gfd}[fmt](text, source)

@@ -26,7 +26,9 @@ def test_every_real_file_is_detected_by_content(fmt, folder):
 def test_redfish_detected():
     assert nodecheck.detect((REAL / "redfish" / "dmtf-mockup-rackmount1-thermal.json").read_text()) == "redfish-thermal"
     assert nodecheck.detect('{"PowerSupplies": []}') == "redfish-power" and nodecheck.detect("hello") is None
-    # BMC sensors failed: the BlueField-3 BMC marks p0/p1 temp Health Critical (no reading)
+    # BMC sensors failed: the BlueField-3 BMC marks p0/p1 temp Health Critical (no reading). The Sensor/Fan/
+    # PowerSupply files change nothing: libredfish-openbmc-nvidia-gb200-sensor-io-board0-cx7-0-port0-temp.json is
+    # Health Critical too but State Absent (not a failure); ENERGY_GB_SXM6 is a counter above an UpperCritical
     assert _verdicts("redfish") == {"PSUs": "degraded", "BMC sensors": "failed", "GPUs": "healthy", "fans": "healthy"}
 
 

@@ -189,8 +189,14 @@ def test_nodecheck_reports_a_sensor_the_bmc_marks_critical_without_a_reading():
 
 
 def test_new_vendor_files_detected_and_read():
-    names = sorted(p.name for p in REAL.glob("libredfish-*.json"))
-    assert len(names) == 12
+    # the 12 Thermal/Power/ComputerSystem/Processor files (the Sensor/Fan/PowerSupply ones: test_redfishsensors.py)
+    names = sorted(f"libredfish-{n}.json" for n in (
+        "lenovo-xcc-sr670v2-power", "lenovo-xcc-sr670v2-processor-gpu1", "lenovo-xcc-sr670v2-system",
+        "lenovo-xcc-sr670v2-thermal", "openbmc-nvidia-bluefield3-card1-thermal",
+        "openbmc-nvidia-dgxh100-hgx-processor-gpu-sxm1", "openbmc-nvidia-gb200-processor-gpu0",
+        "openbmc-nvidia-gh200-processor-gpu0", "openbmc-nvidia-gh200-system", "supermicro-sys-821ge-tnhr-power",
+        "supermicro-sys-821ge-tnhr-system", "supermicro-sys-821ge-tnhr-thermal"))
+    assert len(names) == 12 and all((REAL / n).is_file() for n in names)
     kinds = {n: nodecheck.detect((REAL / n).read_text()) for n in names}
     assert {n.rsplit("-", 1)[-1][:-5]: k for n, k in kinds.items() if "processor" not in n} == {
         "thermal": "redfish-thermal", "power": "redfish-power", "system": "redfish-system"}
