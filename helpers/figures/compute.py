@@ -95,6 +95,8 @@ def roofline_figure(views, x_range=(1e-2, 1e4), title="Roofline"):
         title=dict(text=f"{title}: {views[0][0].device}, every dtype", y=0.97))
     for tr, t in zip(fig.data, tags):
         tr.visible = t[0] == 0
+        # 4 significant digits (hover shows 3): full float reprs made the figure pages heavy on a phone
+        tr.x, tr.y = ([float(f"{v:.4g}") for v in vals] for vals in (tr.x, tr.y))
     fig.update_xaxes(type="log", range=[math.log10(x_range[0]), math.log10(x_range[1])])
     fig.update_yaxes(type="log")
     return fig
