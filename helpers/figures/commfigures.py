@@ -106,7 +106,7 @@ def trees_figure(world_size: int = 8):
                             text=[str(r) for r in rs], name=f"{kind} rank", showlegend=col == 1,
                             marker=dict(size=26, color=colour, line=dict(color=plotting.COLORS[0], width=2)),
                             textfont=dict(color="white" if sel else "black"), row=1, col=col)
-    fig.update_layout(title=f"Double binary tree on {world_size} ranks", template="plotly+book", height=380)
+    fig.update_layout(title=f"Double binary tree on {world_size} ranks", template=plotting.TEMPLATE, height=380)
     fig.update_xaxes(title_text="rank", showgrid=False)
     fig.update_yaxes(title_text="depth (levels below the root)", showgrid=False)
     return fig

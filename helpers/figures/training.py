@@ -100,6 +100,6 @@ def split_figure(world_size: int = 2, d_model: int = 8):
     fig.update_yaxes(autorange="reversed", title_text="hidden feature (row)", row=1, col=2)
     fig.update_xaxes(title_text="hidden feature (column)", row=1, col=1)
     fig.update_xaxes(title_text="output feature (column)", row=1, col=2)
-    fig.update_layout(template="plotly+book", height=400, margin=dict(t=100),
+    fig.update_layout(template=plotting.TEMPLATE, height=400, margin=dict(t=100),
                       title=f"Megatron MLP on {world_size} ranks: colour = owning rank")
     return fig
