@@ -142,12 +142,13 @@ def parse_system(doc: dict) -> RedfishSystem:
                                                                 integer=type(gib) is int))
 
 
-def _object(doc: dict, key: str) -> dict:
+def _object(doc: dict, key: str, what: str = "Redfish") -> dict:
+    """``doc[key]`` as an object ({} when absent or null); anything else is refused, naming ``what`` and the key."""
     v = doc.get(key)
     if v is None:
         return {}
     if not isinstance(v, dict):
-        raise ValueError(f"Redfish {key} is {type(v).__name__} {v!r:.40}, expected an object")
+        raise ValueError(f"{what}: {key} is {type(v).__name__} {v!r:.40}, Redfish gives an object")
     return v
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from helpers.core import inputs
-from helpers.ops.redfishread import _status
+from helpers.ops.redfishread import _object, _status
 
 KINDS = {"Sensor": "sensor", "SensorCollection": "sensors", "Fan": "fan", "PowerSupply": "powersupply"}
 LEVELS = ("Caution", "Critical", "Fatal")
@@ -37,15 +37,6 @@ def _num(v, what: str) -> float | None:
     if v is None:
         return None
     return inputs.number(v, what=what, allow_negative=True, integer=type(v) is int)
-
-
-def _object(d: dict, key: str, what: str) -> dict:
-    v = d.get(key)
-    if v is None:
-        return {}
-    if not isinstance(v, dict):
-        raise ValueError(f"{what}: {key} is {type(v).__name__} {v!r:.40}, Redfish gives an object")
-    return v
 
 
 def _name(doc: dict) -> tuple[str, str]:
