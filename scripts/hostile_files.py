@@ -8,10 +8,13 @@ a sleeping / flooding / garbage fake helper program on PATH (nvidia-smi, promtoo
 checkpoint (its marker file must NOT appear), and names that are globs or paths (``ibdiag --sample``).
 
 Each case: (tool, kind, argv with {placeholders}, expected exit codes, files that must stay untouched). Placeholders
-are made in the case's fresh working folder: {fifo} {dir} {sock} {in} {rows} {bad} {ckdir}; {bin} is put first on PATH.
+are made in the case's fresh working folder: {fifo} {dir} {sock} {in} {rows} {bad} {ckdir}; {bin} is put first on PATH;
+{w} is the folder itself and {f:REL} a file of the case's own ``files`` ({REL: text}). A case whose ``ok`` holds 0
+expects the right answer (``stdout_has``), not an error: a look-alike that must not count, two files of one name.
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import socket
@@ -19,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "real"
+FABRIC = ROOT / "helpers" / "network" / "data" / "ib" / "fabric.yaml"
+XID = "[  1.0] NVRM: Xid (PCI:0000:01:00): {}, pid=1, name=x\n"
 MEM_CAP_BYTES = 6 * 2**30          # RLIMIT_AS of each case: a runaway read fails instead of taking the machine
 
 NCCL_ROW = "     1048576        262144     float     sum      -1    85.58   12.25   22.97      0    84.50   12.41   23.27      0\n"
@@ -39,15 +44,21 @@ READERS = {
                {"nan": '{"records": [{"kind": "gemm", "time_s": NaN, "repeats": 10}], "provenance": {}}',
                 "inf": '{"records": [{"kind": "gemm", "time_s": Infinity, "repeats": 10}], "provenance": {}}',
                 "negative": '{"records": [{"kind": "gemm", "time_s": -1.0, "repeats": 10}], "provenance": {}}'}),
-    "ibdiag": (["--sample", "healthy", "--inventory", "{in}"], ROOT / "helpers" / "network" / "data" / "ib" / "fabric.yaml",
-               "switches:\n" + "- {name: s, lid: 1}\n" * 10**6, {"malformed": "switches: [1, 2\n"}),
+    "ibdiag": (["--sample", "healthy", "--inventory", "{in}"], FABRIC,
+               "switches:\n" + "- {name: s, lid: 1}\n" * 10**6,
+               {"malformed": "switches: [1, 2\n",
+                "nan": FABRIC.read_text().replace("rate_Gbps: 400", "rate_Gbps: .nan"),
+                "empty name": FABRIC.read_text().replace("{name: spine01,", '{name: "",'),
+                "empty number": FABRIC.read_text().replace("leaf_port: 9}", 'leaf_port: ""}')}),
     "health": (["check", "--kernel-log", "{in}"], REAL / "dmesg-xid" / "tinygrad-6947-xid31.txt",
-               "[  1.0] NVRM: Xid (PCI:0000:01:00): 31, pid=1, name=x\n" * 10**6, {}),
+               XID.format(31) * 10**6, {}),
     "ncclenv": (["--lint", "{in}"], "export NCCL_DEBUG=INFO\n", "export NCCL_DEBUG=INFO\n" * 10**6, {}),
     "ncu": (["parse", "{in}"], REAL / "ncu" / "ncu_softmax_h200.csv",
             NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","1,024"\n' * 10**6,
             {"nan": NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","nan"\n',
              "negative": NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","-1,024"\n',
+             "inf": NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","inf"\n',
+             "decimal comma": NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","1,5"\n',
              "non-ascii digits": NCU_HEAD + '"0","1","k","dram__bytes.sum","byte","１０２４"\n'}),
     "overview": (["fleet", "{in}", "{in2}"], None, "[\n" + "1,\n" * 10**6 + "1]\n", {"malformed": "{not json"}),
     "nodecheck": (["{in}"], REAL / "redfish" / "telegraf-dell-idrac-thermal.json",
@@ -95,6 +106,23 @@ def cases() -> list[dict]:
          "keep": [], "stdout_has": "NCCL_ALGO", "bad": {"two": "export FOO=1 NCCL_ALGO=bogus\n"}},
         {"tool": "ncclenv", "kind": "export after ;", "argv": ["--lint", "{bad:semi}"], "ok": {1},
          "keep": [], "stdout_has": "NCCL_PROTO", "bad": {"semi": "cd /x; export NCCL_PROTO=bogus\n"}},
+        # right answers (ok holds 0): a look-alike Xid in Arabic-Indic digits is no Xid, so no drain; two folders'
+        # report.json are two nodes (keyed by the host each report names, never by the file's name)
+        {"tool": "health", "kind": "non-ascii digits in an Xid", "argv": ["check", "--kernel-log", "{bad:xid}",
+         "--records-json"], "ok": {0, 3}, "keep": [], "stdout_has": '"name": "xid", "status": "ok", "value": "none"',
+         "bad": {"xid": XID.format("\u0667\u0669")}},
+        {"tool": "overview", "kind": "two report.json of two hosts", "argv": ["fleet", "{f:a/report.json}",
+         "{f:b/report.json}"], "ok": {0}, "keep": [], "stdout_has": "2 nodes agree",
+         "files": {"a/report.json": _device_doc("nodeA"), "b/report.json": _device_doc("nodeB")}},
+        {"tool": "overview", "kind": "two reports of one host", "argv": ["fleet", "{f:a.json}", "{f:b.json}"],
+         "ok": {2}, "keep": [], "files": {"a.json": _device_doc("nodeA"), "b.json": _device_doc("nodeA")}},
+        {"tool": "overview", "kind": "report naming no host", "argv": ["fleet", "{f:a.json}", "{f:b.json}"],
+         "ok": {2}, "keep": [], "files": {"a.json": _device_doc(None), "b.json": _device_doc("nodeB")}},
+        {"tool": "labels", "kind": "classes as a string", "argv": ["{w}/ds"], "ok": {2}, "keep": [],
+         "files": {"ds/manifest.json": json.dumps({"schema": 1, "samples": 0, "classes": "cat,dog", "files": []})}},
+        {"tool": "labels", "kind": "non-ascii digits", "argv": ["{w}/ds"], "ok": {2}, "keep": [],
+         "files": {"ds/manifest.json": json.dumps({"schema": 1, "samples": 1, "classes": ["cat"], "files": []}),
+                   "ds/labels.csv": "sample,label\n\u0660,cat\n"}},
         {"tool": "tuning", "kind": "FIFO in --root", "argv": ["--root", "{root}"], "ok": {2}, "keep": []},
         {"tool": "health", "kind": "FIFO in --sysfs", "argv": ["check", "--sysfs", "{sysfs}"], "ok": {2}, "keep": []},
         {"tool": "elastic", "kind": "crafted pickle checkpoint", "argv": ["--dir", "{ckdir}", "--steps", "1"],
@@ -112,6 +140,13 @@ def cases() -> list[dict]:
     return out
 
 
+def _device_doc(host: str | None) -> str:
+    """A minimal ``python -m helpers device --out`` document of ``host`` (None: a plain ``--json`` report)."""
+    rec = {"os": "Linux", "python": "3.11", "gpus": [], "cpu": {"model": "x", "cores_logical": 2, "cores_physical": 2,
+                                                                "numa_nodes": 1, "ram_bytes": 2**34}}
+    return json.dumps(rec if host is None else {"provenance": {"host": host}, "records": [rec]})
+
+
 def prepare(case: dict, w: Path) -> tuple[list[str], dict]:
     """Make the case's files in ``w``; return (argv, extra env)."""
     tool, env = case["tool"], {"BOOK_PROGRAM_TIMEOUT_S": "5"}
@@ -119,6 +154,11 @@ def prepare(case: dict, w: Path) -> tuple[list[str], dict]:
              "{rows}": w / "rows.txt", "{link}": w / "link.json", "{ckdir}": w / "ck", "{bin}": w / "bin",
              "{root}": w / "root", "{sysfs}": w / "sysfs"}
     joined = " ".join(case["argv"] + case["keep"])
+    names["{w}"] = w
+    for rel, text in case.get("files", {}).items():         # files of their own, in sub-folders if named so
+        (w / rel).parent.mkdir(parents=True, exist_ok=True)
+        (w / rel).write_text(text)
+        names["{f:" + rel + "}"] = w / rel
     if "{fifo}" in joined:
         os.mkfifo(names["{fifo}"])
     if "{dir}" in joined:

@@ -34,12 +34,17 @@ from scripts import hostile_files  # noqa: E402
 
 BAD = ["0", "-1", "-0.5", "abc", "nan", "inf", "1e400", "", "99999999999999999999", "1,,2", "4Q"]
 EXTRA = {
-    "ibdiag": [["--ibstat", "/no/such/file"], ["--ibstat", ""], ["--ibstat", "/"]],
+    "ibdiag": [["--ibstat", "/no/such/file"], ["--ibstat", ""], ["--ibstat", "/"], ["--inventory="]],
     "nccltests": [["/no/such/log"], [""], ["/"]],
     "overview": [["fleet", "/no/such.json"], ["fleet", "/"]],
-    "ncclenv": [["--lint", "/no/such/script.sh"]],
+    "ncclenv": [["--lint", "/no/such/script.sh"], ["--lint="]],
+    "health": [["check", "--sysfs=/no/such"], ["check", "--sysfs="]],
+    "nodecheck": [[""], ["/"], ["/no/such"]],
     "pipeline": [["nosuch"]],
     "bench": [["nosuch"]],
+    "iperf": [["--bitrate", "fast"], ["--bitrate=-5M"], ["--bitrate", "0"], ["--bitrate", "1e308"],
+              ["--bitrate", "10G/0"]],
+    "memory": [["--params", "1e-300"], ["--params", "0.5"], ["--params", "1e300"], ["--dp", "\u0661\u0662"]],
 }
 
 
@@ -110,7 +115,7 @@ def run_file_case(case, timeout_s: float):
         kind = "data touched"
     elif "Traceback" in err:
         kind = "traceback"
-    elif p.returncode == 0 or p.returncode not in case["ok"] or (
+    elif p.returncode not in case["ok"] or (             # exit 0 is wrong unless the case expects an answer
             case.get("stdout_has") and case["stdout_has"] not in out):
         kind = "wrong success"
     elif len(lines) <= 2 or case.get("stdout_has"):

@@ -8,8 +8,8 @@
                                                            # (the GPU check: outputs differ from stored CPU ones)
 
 Execution is deterministic: the kernel's working directory is the notebook's folder, no per-cell timing
-metadata is recorded, ``PYTHONHASHSEED=0`` and ``BOOK_QUIET=1`` (progress bars stay out of outputs),
-widget state is not stored. PATH may be a chapter folder, a .md or an .ipynb.
+metadata is recorded, the kernel runs in the portable numeric mode of ``scripts/numeric_env.py`` (the same on any
+x86-64 CPU: AVX2 kernels, one thread, ``PYTHONHASHSEED=0``, ``BOOK_QUIET=1``), widget state is not stored. PATH may be a chapter folder, a .md or an .ipynb.
 """
 from __future__ import annotations
 
@@ -25,7 +25,10 @@ import yaml
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNEL_ENV = {"PYTHONHASHSEED": "0", "BOOK_QUIET": "1", "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+sys.path.insert(0, str(ROOT))
+from scripts import numeric_env  # noqa: E402
+
+KERNEL_ENV = {**numeric_env.PORTABLE, "PYTHONWARNINGS": "ignore::DeprecationWarning"}
 
 
 def rel(p: Path) -> str:
@@ -190,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             _client(nb, ipynb.parent, args.timeout).execute()
             status = "ok"
         except Exception as e:  # report every notebook, then fail
-            status = f"FAILED: {type(e).__name__}: {str(e).splitlines()[-1] if str(e) else ''}"
+            tail = [ln for ln in str(e).splitlines() if ln.strip()][-3:]     # the error's last lines
+            status = f"FAILED: {type(e).__name__}: " + " | ".join(tail)
             failed.append(ipynb)
         nbformat.write(nb, out / ipynb.name)
         print(f"{rel(ipynb)}: {status} ({time.perf_counter() - t0:.1f} s)", flush=True)

@@ -39,15 +39,18 @@ def stop_self_on_rank(ctx, rank):
     return ctx.rank
 
 
-def start_child_and_hang(ctx, pidfile):
-    """Each rank starts a long-lived child (as a data loader or a server would), records its pid, then hangs."""
+def start_child_and_hang(ctx, pidfile, hang_rank=None):
+    """Each rank starts a long-lived child (as a data loader or a server would), records its pid, then hangs (only
+    ``hang_rank`` hangs when given; the others return)."""
     import subprocess
     import sys
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
     with open(f"{pidfile}.{ctx.rank}", "w") as f:
         f.write(str(child.pid))
-    time.sleep(3600)
+    if hang_rank is None or ctx.rank == hang_rank:
+        time.sleep(3600)
+    return ctx.rank
 
 
 def fill_tmp_and_hang(ctx):

@@ -22,6 +22,7 @@ import argparse
 import csv
 import io
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -58,17 +59,25 @@ class Traffic:
     intensity_hbm: float
 
 
+_GROUPED_EN = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")        # 1,234,567.5 (en, as ncu prints)
+_GROUPED_DOT = re.compile(r"[+-]?[0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]+)?")       # 2.508.800 or 1.234,5
+
+
 def number(text: str, unit: str = "") -> float | None:
-    """A value as ncu prints it: '1,234.5' (en locale), '2.508.800' (grouping dots), 'n/a' → None."""
+    """A value as ncu prints it: '1,234.5' (en locale: ',' groups thousands), '2.508.800' (grouping dots),
+    '1.234,5' (grouping dots and a decimal comma), 'n/a' → None. A comma that groups no thousands ('1,5',
+    '12,34') is refused: a decimal comma or a thousands separator cannot be told apart there."""
     t = text.strip()
     if t in ("", "n/a", "N/A"):
         return None
-    if t.count(",") and t.count("."):                     # both: the last one is the decimal point
-        t = t.replace(".", "").replace(",", ".") if t.rfind(",") > t.rfind(".") else t.replace(",", "")
-    elif t.count(".") > 1:
-        t = t.replace(".", "")
-    else:
+    if _GROUPED_EN.fullmatch(t):
         t = t.replace(",", "")
+    elif _GROUPED_DOT.fullmatch(t) and (t.count(".") > 1 or "," in t):
+        t = t.replace(".", "").replace(",", ".")
+    elif "," in t:
+        raise inputs.BadInput(f"ncu value {t[:40]!r}: its comma groups no thousands, so it may be a decimal comma "
+                              "(1,5 = 1.5?) or a typo; rerun ncu with LC_ALL=C (or en_US.UTF-8) so values read "
+                              "1,234.5")
     if unit not in _SCALE:
         raise ValueError(f"ncu unit {unit!r} is not known: add it to helpers.compute.ncu._SCALE with its scale")
     # ASCII digits, finite, not negative (a byte or FLOP count cannot be): the one strict parser

@@ -138,6 +138,9 @@ def _one_line_argparse_error(parser: argparse.ArgumentParser, message: str):
 # ---- argument types: each raises ArgumentTypeError naming the value and what would be accepted ----------------
 
 def _number(text: str, kind=float) -> float:
+    if not str(text).isascii() or "_" in str(text):     # int() and float() take '١٢', '１２' and '1_0'
+        raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number "
+                                         "(ASCII digits only)")
     try:
         x = kind(text)
     except (TypeError, ValueError):
@@ -172,7 +175,7 @@ def bounded_float(lo: float, hi: float, lo_open: bool = False) -> Callable[[str]
 positive_int = bounded_int(1, 2**31 - 1)
 positive_float = bounded_float(0.0, 1e18, lo_open=True)
 # ranks: beyond 4 per core (or the 8 GPUs of one host) a CPU run only thrashes; say so instead of hanging
-MAX_WORLD_SIZE = max(4 * (os.cpu_count() or 1), 8)
+MAX_WORLD_SIZE = procs.local_rank_limit()[0]
 world_size = bounded_int(1, MAX_WORLD_SIZE)
 timeout_s = bounded_float(0.0, 24 * 3600.0, lo_open=True)      # a run's limit in seconds: (0, one day]
 repeats = bounded_int(1, 100_000)

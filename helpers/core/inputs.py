@@ -185,8 +185,8 @@ def check_output(path: str | os.PathLike) -> None:
 
 
 # ---- numbers ---------------------------------------------------------------------------------------------------
-_FLOAT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def number(text, *, what: str = "value", allow_negative: bool = False, allow_zero: bool = True,

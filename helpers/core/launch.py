@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from helpers.core import cli
+from helpers.core import cli, procs
 from helpers.core.rankenv import TorchrunResult, as_rank, env_rank, init_from_env, torchrun  # noqa: F401
 from helpers.core.rankspawn import (RankContext, RankFailed, SpawnResult, choose_backend, free_port,  # noqa: F401
                                     importable, join_group, spawn)
@@ -83,7 +83,7 @@ def add_args(ap: argparse.ArgumentParser, world_size: int | None = 2, *, many: b
     """The options every distributed tool shares: ``--world-size`` (``many``: a list such as ``1,2`` or ``2 4``,
     read with :func:`world_sizes`; None: no such option, the tool derives it), ``--backend`` and ``--timeout``."""
     cli.run_tmpdir()          # under cli.run: inductor caches in a per-run folder, removed on exit and on signals
-    ranks = cli.world_size if min_ranks <= 1 else cli.bounded_int(min_ranks, cli.MAX_WORLD_SIZE)
+    ranks = _rank_count(max(1, min_ranks))
     note = "under torchrun/srun the launcher's world size is used"
     if world_size is None:
         pass
@@ -97,6 +97,21 @@ def add_args(ap: argparse.ArgumentParser, world_size: int | None = 2, *, many: b
                         help="default: NCCL when every rank has a GPU of its own, else gloo")
     ap.add_argument("--timeout", type=cli.timeout_s, default=timeout_s,
                     help="seconds before the ranks are stopped")
+
+
+def _rank_count(lo: int) -> Callable[[str], int]:
+    """``--world-size``'s type: lo..the most local ranks this machine runs in time, the limit's reason in the error."""
+    n, why = procs.local_rank_limit()
+    parse = cli.bounded_int(lo, n)
+
+    def checked(text: str) -> int:
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError as e:
+            over = text.strip().isdigit() and int(text) > n
+            raise argparse.ArgumentTypeError(f"{e} ({why})" if over else str(e)) from None
+    checked.__name__ = parse.__name__
+    return checked
 
 
 # ------------------------------------------------------------------ hello world (smoke test for any setup)

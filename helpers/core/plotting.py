@@ -19,9 +19,12 @@ representations of each figure:
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import math
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
@@ -61,10 +64,44 @@ TEMPLATE = "plotly_lean+book"          # what every figure of the book uses
 pio.templates.default = TEMPLATE
 
 
+# Significant digits a figure's floats are stored with: a screen shows 3-4 (hover 3), and the last bits of a float
+# depend on the CPU's kernels (AVX-512 or AVX2 exp/log, BLAS blocking), so a stored figure that carried all 17 digits
+# would differ from a fresh run on another CPU. Six digits keep both apart from any difference of rounding size.
+STORED_DIGITS = 6
+
+
+def _short(v: float) -> float:
+    return float(f"{v:.{STORED_DIGITS}g}") if math.isfinite(v) else v
+
+
+def stored_floats(obj):
+    """``obj`` (a figure's dict) with every float rounded to ``STORED_DIGITS`` significant digits: plain floats,
+    and plotly's typed arrays of floats (``{"dtype": "f8", "bdata": base64, "shape": "r, c"}``), which become nested
+    lists; integers, strings and integer typed arrays are left as they are."""
+    if isinstance(obj, float):
+        return _short(obj)
+    if isinstance(obj, (list, tuple)):
+        return [stored_floats(x) for x in obj]
+    if isinstance(obj, np.ndarray):
+        return stored_floats(obj.tolist())
+    if isinstance(obj, np.floating):
+        return _short(float(obj))
+    if isinstance(obj, dict):
+        if obj.get("dtype") in ("f4", "f8") and isinstance(obj.get("bdata"), str):
+            a = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]).newbyteorder("<"))
+            if obj.get("shape"):
+                a = a.reshape([int(n) for n in str(obj["shape"]).split(",")])
+            return stored_floats(a.astype(float).tolist())
+        return {k: stored_floats(v) for k, v in obj.items()}
+    return obj
+
+
 class BookRenderer(MimetypeRenderer):
-    """HTML without inlined plotly.js (for the static book) + the plotly JSON mime type (for Jupyter)."""
+    """HTML without inlined plotly.js (for the static book) + the plotly JSON mime type (for Jupyter); the figure's
+    floats are stored rounded (``stored_floats``), so the stored output is the same on every CPU."""
 
     def to_mimebundle(self, fig_dict):
+        fig_dict = stored_floats(fig_dict)
         fig_json = pio.to_json(fig_dict, validate=False, remove_uids=True)
         div_id = "fig-" + hashlib.sha1(fig_json.encode()).hexdigest()[:12]
         html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False, div_id=div_id,

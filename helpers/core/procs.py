@@ -5,7 +5,9 @@
 * SIGTERM / SIGHUP in the parent raise :class:`Stopped`, so its ``finally`` blocks stop the ranks and remove work
   files, exactly as Ctrl-C (KeyboardInterrupt) does;
 * a heartbeat per rank tells a rank that is stopped or frozen (no beat) from ranks that wait for it (beating),
-  so a timeout names the culprit instead of every rank.
+  so a timeout names the culprit instead of every rank; the same thread ends the rank (and what it started) when
+  its parent is gone, even after a SIGKILL the parent could not act on;
+* :func:`check_local_ranks` refuses more local ranks than this machine runs in time (:data:`RANKS_PER_CORE`).
 """
 from __future__ import annotations
 
@@ -16,14 +18,44 @@ import time
 from collections.abc import Sequence
 
 
-def heartbeat(beats, rank: int) -> None:
+# Local ranks on CPU: each imports torch and runs its own threads; beyond 4 per core (at least 8: the GPUs of one host)
+# a CPU run only thrashes and misses its timeout (helpers.core.cli.MAX_WORLD_SIZE is this limit).
+RANKS_PER_CORE = 4
+MIN_RANK_LIMIT = 8
+
+
+def local_rank_limit() -> tuple[int, str]:
+    """(the most ranks this machine spawns, why)."""
+    cores = os.cpu_count() or 1
+    n = max(RANKS_PER_CORE * cores, MIN_RANK_LIMIT)
+    return n, f"{RANKS_PER_CORE} ranks per CPU core, at least {MIN_RANK_LIMIT}; this machine has {cores} core(s)"
+
+
+def check_local_ranks(world_size: int, fix: str = "") -> None:
+    """ValueError (exit 2 under ``cli.run``) when ``world_size`` local ranks are more than this machine runs in time."""
+    n, why = local_rank_limit()
+    if world_size > n:
+        raise ValueError(f"{world_size} local ranks: this machine runs at most {n} ({why}); "
+                         + (fix or f"use at most {n} ranks, or start them across machines with torchrun/srun"))
+
+
+def heartbeat(beats, rank: int, parent: int | None = None, folder: str | None = None) -> None:
     """A daemon thread: the rank's wall-clock time every 0.5 s. A rank that is stopped (SIGSTOP) or frozen stops
-    beating, while ranks merely waiting in a collective keep beating — which is how a timeout names the culprit."""
+    beating, while ranks merely waiting in a collective keep beating — which is how a timeout names the culprit.
+    With ``parent`` (the launcher's pid): once the rank's parent is no longer it (the launcher died, even by
+    SIGKILL), the rank removes the run's ``folder`` and kills its own process group — itself and whatever it
+    started: no rank outlives its run, and no work folder stays behind for a parent that can no longer remove it."""
     import threading
 
     def beat():
         while True:
             beats[rank] = time.time()
+            if parent is not None and os.getppid() != parent:      # the launcher is gone: so is this rank
+                if folder:
+                    import shutil
+                    shutil.rmtree(folder, ignore_errors=True)
+                lead = os.getpgrp() == os.getpid()                   # never the launcher's own group
+                os.killpg(os.getpgrp(), signal.SIGKILL) if lead else os.kill(os.getpid(), signal.SIGKILL)
             time.sleep(0.5)
 
     threading.Thread(target=beat, name=f"heartbeat-{rank}", daemon=True).start()

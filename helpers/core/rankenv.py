@@ -110,8 +110,9 @@ def torchrun(module: str, args: Sequence[str] = (), nproc: int = 2, timeout_s: f
     cmd = (sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
            "-m", module, *map(str, args))
     t0 = time.monotonic()
+    quiet = {} if rankerrors.debug() else {"TORCH_CPP_LOG_LEVEL": "ERROR"}     # c10d's C++ lines: --debug only
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, **(env or {})})
+                            start_new_session=True, env={**quiet, **os.environ, **(env or {})})
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -126,6 +127,19 @@ def torchrun(module: str, args: Sequence[str] = (), nproc: int = 2, timeout_s: f
     if proc.returncode != 0:
         m = _ROOT_CAUSE.search(err.split("Root Cause", 1)[-1])
         rank = int(m.group(1)) if m else None
-        raise RankFailed(rank, f"`{' '.join(cmd)}` failed (exit {proc.returncode}); root cause rank {rank}",
-                         err[-3000:])
+        line = _rank_error(err)
+        raise RankFailed(rank, f"`{' '.join(cmd)}` failed (exit {proc.returncode}); root cause rank {rank}"
+                               + (f": {line}" if line else ""), rankerrors.quiet(err)[-3000:])
     return TorchrunResult(cmd, proc.returncode, out, err, time.monotonic() - t0)
+
+
+def _rank_error(err: str) -> str:
+    """The first error a rank printed in torchrun's stderr (before torchrun's own report): a tool's one-line error
+    (``python -m helpers …: failed …``) or a traceback's exception line; '' if none is found."""
+    ranks_part = re.split(r"^\S*E\d{4} .*failed \(exitcode", err, maxsplit=1, flags=re.M)[0]
+    for ln in rankerrors.quiet(ranks_part).splitlines():
+        if re.match(r"^python -m \S+.*: (bad input|failed)", ln):
+            return rankerrors.last_error(ln.split("  (add --debug")[0])
+    if "Traceback (most recent call last)" in ranks_part:
+        return rankerrors.last_error(ranks_part.split("Traceback (most recent call last)")[1])
+    return ""

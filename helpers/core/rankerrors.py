@@ -14,7 +14,24 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+# c10d's C++ log lines: "[W1208 00:50:42.1 ProcessGroupGloo.cpp:…] …", "[c10d] …", glog's "W1208 00:50:42.15 …]"
+_CPP_LOG = re.compile(r"^\s*(\[[WEIF]\d{4} [^\]]*\]|\[c10d\]|[WEIF]\d{4} \d\d:\d\d:\d\d\S* +\d+ \S+\])")
+
+
+def debug() -> bool:
+    """``--debug`` on the command line or ``BOOK_DEBUG=1``: show everything (tracebacks, c10d's C++ log lines)."""
+    return os.environ.get("BOOK_DEBUG") == "1" or "--debug" in sys.argv
+
+
+def quiet(text: str) -> str:
+    """``text`` without c10d's C++ log lines (all of it under :func:`debug`)."""
+    if debug():
+        return text
+    return "\n".join(ln for ln in text.splitlines() if not _CPP_LOG.match(ln))
 
 
 class RankFailed(RuntimeError):
@@ -28,7 +45,7 @@ class RankFailed(RuntimeError):
         self.ranks = tuple(ranks) or ((rank,) if rank is not None else ())  # every rank at fault
         self.message = " ".join(message.split())
         text = self.message
-        if os.environ.get("BOOK_DEBUG") == "1" and detail:
+        if debug() and detail:
             text += "\n" + detail
         super().__init__(text)
 
@@ -44,7 +61,8 @@ def interfaces() -> list[str]:
 
 def last_error(traceback_text: str) -> str:
     """The exception line of a traceback (its last non-indented line), shortened."""
-    lines = [ln for ln in traceback_text.strip().splitlines() if ln.strip() and not ln.startswith((" ", "\t"))]
+    lines = [ln for ln in traceback_text.strip().splitlines()
+             if ln.strip() and not ln.startswith((" ", "\t")) and not _CPP_LOG.match(ln)]
     text = " ".join((lines[-1] if lines else traceback_text).split())
     text = re.sub(r"\[enforce fail at [^\]]*\]\s*", "", text)
     return text if len(text) <= 240 else text[:237] + "..."
@@ -91,10 +109,30 @@ def died(rank: int, world_size: int, exitcode: int, detail: str, log: str | None
     if exitcode < 0:
         msg = (f"rank {rank} of {world_size} died ({signal_name(exitcode)}); the others stopped (a signal from "
                "outside: the kernel's out-of-memory killer (see dmesg), a user or the scheduler)")
+    elif "Traceback (most recent call last)" in (text := _read(log) or detail):   # failed loading its worker
+        err = last_error(text.rsplit("Traceback (most recent call last)", 1)[1])
+        msg = f"rank {rank} of {world_size} failed before it joined the process group: {err}; the others stopped"
     else:
         msg = f"rank {rank} of {world_size} died (exit code {exitcode}) without a Python traceback; the others stopped"
     return RankFailed(rank, msg + _where(log), detail, log=log)
 
 
+def _read(log: str | None) -> str:
+    try:
+        return Path(log).read_text(errors="replace") if log else ""
+    except OSError:
+        return ""
+
+
 def _where(log: str | None) -> str:
     return f" (its output: {log})" if log else ""
+
+
+def log_tail(log_dir: str, rank: int, lines: int = 15) -> str:
+    """The last lines of a rank's log (c10d's C++ log lines left out unless :func:`debug`), headed by its path."""
+    path = Path(log_dir) / f"rank{rank}.log"
+    if not path.exists():
+        return ""
+    tail = quiet(path.read_text(errors="replace")).splitlines()[-lines:]
+    head = f"--- last lines of rank {rank}'s output ({path}; the folder is kept for you to read) ---"
+    return head + "\n" + "\n".join(tail) if tail else f"(rank {rank} printed nothing; logs kept in {log_dir})"

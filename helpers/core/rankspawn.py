@@ -2,10 +2,12 @@
 
 ``spawn(fn, world_size, *args)`` starts N processes with multiprocessing's ``spawn``; each rank joins one process
 group and calls ``fn(ctx, *args)`` with a :class:`RankContext`; the small picklable results come back in rank order.
-Every run has a timeout. When a rank raises, dies or hangs, the other ranks are killed (heartbeats name the rank
-that stopped responding, ``helpers.core.procs``), each rank's output is kept in a per-rank log for the error, and
-:class:`RankFailed` names the rank in one line (``helpers.core.rankerrors``: what failed, the fix, its log) — the
-kernel never hangs. A signal (Ctrl-C, SIGTERM, SIGHUP) stops the ranks and removes the run's folder, which also
+Every run has a timeout, and no more local ranks than the machine runs in time (``procs.check_local_ranks``: exit 2
+with the limit and why). When a rank raises, dies (also before it joined the group: its error line is named) or
+hangs, the other ranks are killed (heartbeats name the rank that stopped responding, ``helpers.core.procs``), each
+rank's output is kept in a per-rank log for the error, and :class:`RankFailed` names the rank in one line
+(``helpers.core.rankerrors``: what failed, the fix, its log) — the kernel never hangs; a rank whose launcher died
+(even by SIGKILL) ends itself. A signal (Ctrl-C, SIGTERM, SIGHUP) stops the ranks and removes the run's folder, which also
 holds the ranks' TMPDIR and torch.compile's inductor cache.
 
 The backend is chosen in one place, :func:`choose_backend`: NCCL when every rank has a GPU of its own, gloo
@@ -120,12 +122,14 @@ def importable(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _entry(rank, world_size, port, backend, timeout_s, fn, args, results, log_dir, beats=None, stage=None):
-    # Each rank leads its own process group, so that stopping it also stops any process it started.
+    # Each rank leads its own process group, so that stopping it also stops any process it started; it dies with
+    # its parent (the heartbeat thread watches it), so a killed launcher leaves no rank behind.
     os.setpgrp()
     if beats is not None:
-        procs.heartbeat(beats, rank)
-    # Child output goes to a per-rank log, not into the notebook cell (ipykernel captures fd 1/2).
-    log = open(Path(log_dir) / f"rank{rank}.log", "w")
+        procs.heartbeat(beats, rank, parent=os.getppid(), folder=log_dir)
+    # Child output goes to a per-rank log, not into the notebook cell (ipykernel captures fd 1/2); _start pointed
+    # fd 1/2 there already, so what failed while this process loaded its worker is in the log too.
+    log = open(Path(log_dir) / f"rank{rank}.log", "a")
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
@@ -173,6 +177,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
     ``timeout_s`` ran out; every child is gone when this returns or raises."""
     if world_size < 1:
         raise ValueError(f"world_size={world_size}: need at least 1 rank")
+    procs.check_local_ranks(world_size)
     fn = importable(fn)
     args = tuple(importable(a) if isinstance(a, types.FunctionType) else a for a in args)
     be, why = choose_backend(world_size, backend)
@@ -182,6 +187,8 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
     stage = ctx.Array("i", world_size, lock=False)      # 0 started, 1 in the process group, 2 done
     log_dir = tempfile.mkdtemp(prefix="book-ranks-")
     port = free_port()
+    # c10d's C++ warnings (ProcessGroupGloo.cpp, [c10d] …) stay out of the ranks' logs and errors unless debugging
+    env = {} if rankerrors.debug() or "TORCH_CPP_LOG_LEVEL" in os.environ else {"TORCH_CPP_LOG_LEVEL": "ERROR"}
     t0 = time.monotonic()
     ranks = [ctx.Process(target=_entry, args=(r, world_size, port, be, timeout_s, fn, args, results, log_dir,
                                               beats, stage), daemon=True) for r in range(world_size)]
@@ -194,8 +201,8 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
         for sig in (signal.SIGTERM, signal.SIGHUP):
             handlers[sig] = signal.signal(sig, procs.raise_stop)
     try:
-        for p in ranks:
-            p.start()
+        for r, p in enumerate(ranks):
+            _start(p, Path(_log(log_dir, r)), env)
         deadline = t0 + timeout_s
         while len(got) < world_size:
             try:
@@ -208,19 +215,19 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
                         status, rank, payload = results.get_nowait()
                     except _queue.Empty:
                         r = dead[0]
-                        raise rankerrors.died(r, world_size, ranks[r].exitcode, _log_tail(log_dir, r),
+                        raise rankerrors.died(r, world_size, ranks[r].exitcode, rankerrors.log_tail(log_dir, r),
                                               _log(log_dir, r)) from None
                 elif time.monotonic() > deadline:
                     blamed, msg = procs.timeout_message(world_size, timeout_s, got, beats, stage)
-                    raise RankFailed(blamed[0], msg + f" (their output: {log_dir})", _log_tail(log_dir, blamed[0]),
-                                     ranks=blamed, log=log_dir) from None
+                    raise RankFailed(blamed[0], msg + f" (their output: {log_dir})",
+                                     rankerrors.log_tail(log_dir, blamed[0]), ranks=blamed, log=log_dir) from None
                 else:
                     continue
             if status == "error":
                 killed = _killed(ranks, got, rank)    # a rank killed by a signal makes its peers raise: blame it
                 if killed is not None:
-                    raise rankerrors.died(killed, world_size, ranks[killed].exitcode, _log_tail(log_dir, killed),
-                                          _log(log_dir, killed))
+                    raise rankerrors.died(killed, world_size, ranks[killed].exitcode,
+                                          rankerrors.log_tail(log_dir, killed), _log(log_dir, killed))
                 raise rankerrors.raised(rank, world_size, payload, _log(log_dir, rank))
             got[rank] = payload
         for p in ranks:
@@ -241,6 +248,35 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any, backend: str | No
     return SpawnResult(world_size, be, why, tuple(got[r] for r in range(world_size)), time.monotonic() - t0)
 
 
+def _start(p, log: Path, env: dict[str, str]) -> None:
+    """Start rank process ``p`` with its fd 1/2 already on its log and ``env`` in its environment, from its first
+    instruction: a rank that fails while it loads its worker (an import error, before it can join the group)
+    leaves its traceback in its log — not in the user's terminal — and the launcher reports its error line."""
+    saved_env = {k: os.environ.get(k) for k in env}
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.environ.update(env)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        p.start()
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for f in (*saved, fd):
+            os.close(f)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _log(log_dir: str, rank: int) -> str:
     return str(Path(log_dir) / f"rank{rank}.log")
 
@@ -252,12 +288,3 @@ def _killed(ranks, got, raised_rank: int) -> int | None:
         if r != raised_rank and r not in got and p.exitcode is not None and p.exitcode < 0:
             return r
     return None
-
-
-def _log_tail(log_dir: str, rank: int, lines: int = 15) -> str:
-    path = Path(log_dir) / f"rank{rank}.log"
-    if not path.exists():
-        return ""
-    tail = path.read_text(errors="replace").splitlines()[-lines:]
-    head = f"--- last lines of rank {rank}'s output ({path}; the folder is kept for you to read) ---"
-    return head + "\n" + "\n".join(tail) if tail else f"(rank {rank} printed nothing; logs kept in {log_dir})"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 def _f(v: str | None) -> float | None:
     if v is None:
         return None
-    m = re.match(r"\s*([-+]?\d+(?:\.\d+)?)", v)
+    m = re.match(r"\s*([-+]?[0-9]+(?:\.[0-9]+)?)", v)
     return float(m.group(1)) if m else None
 
 
@@ -45,10 +45,10 @@ class Table:
     processes: tuple          # (gpu index, pid, type, name, memory MiB or None), …
 
 
-_TOP = re.compile(r"\|\s*(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
+_TOP = re.compile(r"\|\s*([0-9]+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9])\s+"
                   r"(?:On|Off)\s*\|\s*(\S+)\s*\|")
-_BOTTOM = re.compile(r"\|\s*(\S+)\s+(\d+|N/A)C?\s+(P\d+|N/A)\s+(?:\S+\s+)?(\d+|N/A)W?\s*/\s*(\d+|N/A)W?\s*\|"
-                     r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+|N/A)%?\s+(\S+)\s*\|")
+_BOTTOM = re.compile(r"\|\s*(\S+)\s+([0-9]+|N/A)C?\s+(P[0-9]+|N/A)\s+(?:\S+\s+)?([0-9]+|N/A)W?\s*/\s*([0-9]+|N/A)W?\s*\|"
+                     r"\s*([0-9]+)MiB\s*/\s*([0-9]+)MiB\s*\|\s*([0-9]+|N/A)%?\s+(\S+)\s*\|")
 
 
 def parse_table(text: str) -> Table:
@@ -61,7 +61,7 @@ def parse_table(text: str) -> Table:
             in_procs = True
             continue
         if in_procs:
-            m = re.match(r"\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+([CGM+]+)\s+(.+?)\s+(\d+MiB|N/A)\s*\|", ln)
+            m = re.match(r"\|\s+([0-9]+)\s+(?:\S+\s+\S+\s+)?([0-9]+)\s+([CGM+]+)\s+(.+?)\s+([0-9]+MiB|N/A)\s*\|", ln)
             if m:
                 procs.append((int(m.group(1)), int(m.group(2)), m.group(3), m.group(4).strip(), _f(m.group(5))))
             continue
@@ -131,7 +131,7 @@ def parse_query(text: str) -> Query:
                          "is this the output of nvidia-smi -q?")
     top, blocks, cur = {}, [], None
     for ln in text.splitlines():
-        if re.match(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$", ln):
+        if re.match(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9]\s*$", ln):
             cur = [ln.split()[1], []]
             blocks.append(cur)
         elif cur is not None:
@@ -158,7 +158,7 @@ def parse_query(text: str) -> Query:
     if not gpus:
         raise ValueError("nvidia-smi -q: the banner is there but no \"GPU 00000000:…\" section follows")
     att = top.get("Attached GPUs")
-    return Query(top.get("Driver Version"), top.get("CUDA Version"), int(att) if att and att.isdigit() else None,
+    return Query(top.get("Driver Version"), top.get("CUDA Version"), int(att) if att and att.isascii() and att.isdigit() else None,
                  tuple(gpus))
 
 

@@ -59,8 +59,8 @@ def nvlinks(cell: str) -> int:
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-_DEV = re.compile(r"^(GPU\d+|NIC\d+|mlx\d+_(?:bond_)?\d+|hfi\d+_\d+)$")
-_CELL = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|N/A)$")
+_DEV = re.compile(r"^(GPU[0-9]+|NIC[0-9]+|mlx[0-9]+_(?:bond_)?[0-9]+|hfi[0-9]+_[0-9]+)$")
+_CELL = re.compile(r"^(X|NV[0-9]+|PIX|PXB|PHB|NODE|SYS|SOC|N/A)$")
 
 
 def parse_topo_matrix(text: str) -> Topology | None:
@@ -100,7 +100,7 @@ def parse_topo_matrix(text: str) -> Topology | None:
         numa.append(extra[1] if len(extra) > 1 and extra[1] != "N/A" else None)
     nics = []
     for ln in lines:
-        m = re.match(r"\s*(NIC\d+)\s*:\s*(\S+)\s*$", ln)
+        m = re.match(r"\s*(NIC[0-9]+)\s*:\s*(\S+)\s*$", ln)
         if m:
             nics.append((m.group(1), m.group(2)))
     if devices != devices_h or any(len(r) != n or not all(_CELL.match(c) for c in r) for r in rows):

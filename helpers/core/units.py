@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 _POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGTkmgt]?)(i?)([Bb]?)\s*")
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGTkmgt]?)(i?)([Bb]?)\s*")
 
 
 def parse_size(text: str | int) -> int:

@@ -22,7 +22,6 @@ import argparse
 import math
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from helpers.core import device, measurements, specs, topology
@@ -129,16 +128,21 @@ def fleet_check(reports: dict[str, device.DeviceReport | dict]) -> list[str]:
     return problems
 
 
-def _load_report(path: str) -> dict:
+def _load_report(path: str) -> tuple[str, dict]:
+    """(host, report) of a ``device --out`` document: the host its provenance names, never the file's name."""
     from helpers.core import inputs
 
     doc = inputs.read_json(path, what="device report", allow_nan=True, max_bytes=64 * 2**20)
-    if isinstance(doc, dict) and "records" in doc:     # a document written with --out
-        doc = doc["records"][0] if isinstance(doc["records"], list) and doc["records"] else None
-    if not isinstance(doc, dict):
-        raise inputs.BadInput(f"device report {path!r} is not a device report (a JSON object from "
-                              "`python -m helpers device --json` or --out)")
-    return doc                                 # plain `python -m helpers device --json` output
+    rec = doc.get("records") if isinstance(doc, dict) else None
+    rec = rec[0] if isinstance(rec, list) and rec else doc       # a plain `device --json` report: no host
+    if not isinstance(rec, dict) or "gpus" not in rec:
+        raise inputs.BadInput(f"device report {path!r} is not a device report: write each node's with "
+                              "`python -m helpers device --out FILE`")
+    host = doc["provenance"].get("host") if isinstance(doc.get("provenance"), dict) else None
+    if not isinstance(host, str) or not host.strip():
+        raise inputs.BadInput(f"device report {path!r} does not name its host (no provenance.host; `device --json` "
+                              "prints none): write each node's with `python -m helpers device --out FILE`")
+    return host, rec
 
 
 # ---------------------------------------------------------------- CPU vs GPU engines
@@ -273,9 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers overview", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     fl = sub.add_parser("fleet", help="compare device reports from several nodes; exit 1 if they disagree")
-    fl.add_argument("files", nargs="+", help="JSON from `python -m helpers device --json` or --out, one per node")
+    fl.add_argument("files", nargs="+", help="JSON from `python -m helpers device --out`, one per node")
     a = ap.parse_args(argv)
-    reports = {Path(f).stem: _load_report(f) for f in a.files}
+    reports, files = {}, {}
+    for f in a.files:                      # keyed by the host each report names, never by its file name
+        host, rep = _load_report(f)
+        if host in reports:
+            raise ValueError(f"{files[host]!r} and {f!r} are both reports of host {host!r}: give one report "
+                             "per node (the same node collected twice, or two nodes with one hostname?)")
+        reports[host], files[host] = rep, f
     if len(reports) < 2:
         ap.error(f"fleet needs reports from ≥ 2 nodes, got {len(reports)} file(s)")
     problems = fleet_check(reports)

@@ -204,10 +204,10 @@ def parse_ptxas_v(text: str) -> dict[str, dict]:
             entry = m.group(1)
         elif m := re.search(r"Function properties for (\S+)", line):
             spills = {"fn": m.group(1)}
-        elif m := re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line):
+        elif m := re.search(r"([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads", line):
             spills.update(stores=int(m.group(1)), loads=int(m.group(2)))
-        elif (m := re.search(r"Used (\d+) registers", line)) and entry is not None:
-            smem = re.search(r"(\d+) bytes smem", line)
+        elif (m := re.search(r"Used ([0-9]+) registers", line)) and entry is not None:
+            smem = re.search(r"([0-9]+) bytes smem", line)
             same = spills.get("fn") == entry
             out[entry] = {"registers": int(m.group(1)), "smem_bytes": int(smem.group(1)) if smem else 0,
                           "spill_store_bytes": spills.get("stores", 0) if same else 0}
@@ -227,7 +227,7 @@ class ToolchainListing:
 
 def ptx_sass(source: str = SAXPY, arch: str = "sm_90", name: str = "saxpy") -> ToolchainListing:
     """PTX, SASS and the register count of ``source`` with nvcc, ptxas and cuobjdump (when on PATH)."""
-    if not re.fullmatch(r"sm_\d{2,3}a?", arch):
+    if not re.fullmatch(r"sm_[0-9]{2,3}a?", arch):
         raise ValueError(f"arch={arch!r}: write it as sm_90 (H100/H200), sm_80 (A100) …")
     nvcc, cob = shutil.which("nvcc"), shutil.which("cuobjdump")
     if nvcc is None:

@@ -223,7 +223,7 @@ def _compile(kernel: str, arch: int, aligned: bool, num_warps: int) -> CompiledK
         cubin.write_bytes(ck.asm["cubin"])
         if (cob := _tool("cuobjdump")) is not None:
             res = subprocess.run([str(cob), "-res-usage", str(cubin)], capture_output=True, text=True, timeout=60)
-            if m := re.search(r"REG:(\d+).*?SHARED:(\d+)", res.stdout):
+            if m := re.search(r"REG:([0-9]+).*?SHARED:([0-9]+)", res.stdout):
                 regs, shared = int(m.group(1)), int(m.group(2))
         else:
             notes.append("cuobjdump not shipped with this triton")

@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     g.add_argument("--sample", type=cli.name_of(ibparse.scenarios()),
                    help=f"one shipped scenario: {', '.join(ibparse.scenarios())}")
     g.add_argument("--live", action="store_true", help="run the IB tools installed on this host")
-    ap.add_argument("--inventory", help="fabric.yaml of your fabric (default: the book's sample fabric for the "
+    ap.add_argument("--inventory", type=cli.nonempty_path, help="fabric.yaml of your fabric (default: the book's sample fabric for the "
                                         "samples, and for --live one inferred from the fabric's own ports)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)

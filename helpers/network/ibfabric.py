@@ -95,8 +95,8 @@ def parse_perfquery(text: str, notes: list | None = None) -> list[Counters]:
     notes = [] if notes is None else notes
     out, cur, asked = [], None, None
     for ln in text.splitlines():
-        m = re.match(r"#\s*Port (?:extended )?counters: Lid (\d+) port (\d+)", ln)
-        if (q := re.search(r"\bperfquery\s+(?:-\w+\s+)*(\d+)\s+(\d+)\s*$", ln)) and not ln.startswith("#"):
+        m = re.match(r"#\s*Port (?:extended )?counters: Lid ([0-9]+) port ([0-9]+)", ln)
+        if (q := re.search(r"\bperfquery\s+(?:-\w+\s+)*([0-9]+)\s+([0-9]+)\s*$", ln)) and not ln.startswith("#"):
             asked, cur = (int(q.group(1)), int(q.group(2))), None
         elif asked and re.match(r"(ibwarn|perfquery: iberror)", ln) and "failed" in ln:
             if not (out and (out[-1].lid, out[-1].port) == asked):
@@ -113,7 +113,7 @@ def parse_perfquery(text: str, notes: list | None = None) -> list[Counters]:
                 notes.append(f"perfquery block without its '# Port counters' header: lid {asked[0]} port "
                              f"{asked[1]} taken from the command line")
             v = c.group(2)
-            val = int(v, 16) if v.startswith("0x") else int(v) if v.isdigit() else None
+            val = int(v, 16) if v.startswith("0x") else int(v) if v.isascii() and v.isdigit() else None
             if val is None:
                 continue
             name = c.group(1)
@@ -146,12 +146,12 @@ def parse_ibdiagnet(text: str) -> Diagnet:
             continue
         sep = False
         if stage == "Summary":
-            m = re.match(r"-I- (.+?)\s{2,}(\d+)\s+(\d+)", s)
+            m = re.match(r"-I- (.+?)\s{2,}([0-9]+)\s+([0-9]+)", s)
             if m:
                 counts[m.group(1).strip()] = (int(m.group(2)), int(m.group(3)))
             continue
         if stage == "Fabric Summary":
-            if (m := re.match(r"(Total Nodes|IB Switches|IB Channel Adapters)\s*:\s*(\d+)", s)):
+            if (m := re.match(r"(Total Nodes|IB Switches|IB Channel Adapters)\s*:\s*([0-9]+)", s)):
                 summary[m.group(1)] = int(m.group(2))
             elif s.startswith("Master SM:"):
                 sms.append(s)
@@ -159,7 +159,7 @@ def parse_ibdiagnet(text: str) -> Diagnet:
         m = re.match(r"-([IWE])- (.*)", s)
         if m and stage:
             messages[stage].append((m.group(1), m.group(2)))
-        elif m and (d := re.search(r"(\d+) nodes \((\d+) Switches & (\d+) CA-s\) discovered", s)):
+        elif m and (d := re.search(r"([0-9]+) nodes \(([0-9]+) Switches & ([0-9]+) CA-s\) discovered", s)):
             summary.setdefault("Total Nodes", int(d.group(1)))
     if not messages and not summary:
         raise ValueError(f"ibdiagnet: no stage headers or fabric summary found ({_seen(text)})")
@@ -187,12 +187,12 @@ class Link:
     @property
     def rate_Gbps(self) -> float:
         """Nominal data rate of the link: lanes × the generation's lane rate (4X EDR = 100)."""
-        lanes = int(self.width.rstrip("X")) if self.width[:-1].isdigit() else 0
+        lanes = int(self.width.rstrip("X")) if self.width[:-1].isascii() and self.width[:-1].isdigit() else 0
         return lanes * LANE_GBPS.get(self.speed, 0)
 
 
 _LINK = re.compile(r"^\s*(?:(0x[0-9a-f]+)\s+)?(?:\"([^\"]*)\"\s+)?(\d+)?\s+(\d+)\[[^\]]*\]\s*==\(\s*(?:(\d+X)\s+([\d.]+)"
-                   r"\s*Gbps\s+)?(\w+)/\s*(\w+)\s*\)==>\s*(?:(0x[0-9a-f]+)\s+)?(\d+)?\s*(\d+)?\[[^\]]*\]\s*\"([^\"]*)\"")
+                   r"\s*Gbps\s+)?(\w+)/\s*(\w+)\s*\)==>\s*(?:(0x[0-9a-f]+)\s+)?(\d+)?\s*(\d+)?\[[^\]]*\]\s*\"([^\"]*)\"", re.A)
 
 
 def parse_iblinkinfo(text: str) -> list[Link]:
@@ -230,8 +230,8 @@ def parse_sminfo(text: str) -> list[SMInfo]:
         joined = " ".join(lines)          # some logs wrap the line after "priority N"
         if host == "sminfo":              # the tool's own prefix was taken for a pdsh host prefix
             host, joined = "localhost", "sminfo: " + " sminfo: ".join(lines)
-        for m in re.finditer(r"sminfo:\s+sm lid (\d+)\s+sm guid (0x[0-9a-fA-F]+),\s+activity count (\d+)\s+"
-                             r"priority (\d+)\s+state \d+\s+(SMINFO_\w+)", joined):
+        for m in re.finditer(r"sminfo:\s+sm lid ([0-9]+)\s+sm guid (0x[0-9a-fA-F]+),\s+activity count ([0-9]+)\s+"
+                             r"priority ([0-9]+)\s+state [0-9]+\s+(SMINFO_\w+)", joined):
             out.append(SMInfo(host, int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), m.group(5)))
     if not out:
         errs = [ln.strip() for ln in text.splitlines() if _TOOL_ERR.match(ln)]

@@ -27,26 +27,58 @@ class Inventory:
 
 
 def load_inventory(path: str | Path | None = None) -> Inventory:
-    """The inventory in ``path`` (a fabric.yaml; default: the book's sample fabric)."""
+    """The inventory in ``path`` (a fabric.yaml; default: the book's sample fabric). Every name must be a
+    non-empty string, every LID and port a whole number ≥ 1, the rate a finite positive number."""
     from helpers.core import inputs
 
     where = path or ibparse.DATA / "fabric.yaml"
     doc = inputs.read_yaml(where, what="fabric inventory", max_bytes=16 * 2**20)     # safe_load, capped
     try:
         return _inventory(doc)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+    except ValueError as e:                        # a value of the wrong kind (inputs.BadInput included)
+        raise inputs.BadInput(f"fabric inventory {str(where)!r}: {e}; fix it (data/ib/fabric.yaml shows "
+                              "the layout)") from None
+    except (KeyError, TypeError, AttributeError, IndexError) as e:
         raise inputs.BadInput(f"fabric inventory {str(where)!r} is not a fabric.yaml ({type(e).__name__}: {e}); "
                               "it needs switches, cas, uplinks, rate_Gbps and width like data/ib/fabric.yaml") from None
 
 
+def _name(row: dict, key: str, where: str) -> str:
+    """A name (switch, host, HCA, leaf, width): a non-empty string."""
+    v = row[key]
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(f"{where}: {key} {v!r} is not a name (give a non-empty string)")
+    return v
+
+
+def _int(row: dict, key: str, where: str) -> int:
+    """A LID or port number: a whole number ≥ 1 (ASCII digits, finite: ``inputs.number``)."""
+    from helpers.core import inputs
+    return inputs.number(row[key], what=f"{where}: {key}", integer=True, allow_zero=False)
+
+
+def _rows(doc: dict, key: str) -> list[tuple[str, dict]]:
+    rows = doc[key]
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"{key} is not a list of mappings (one '- {{...}}' per entry)")
+    return [(f"{key}[{i}]", r) for i, r in enumerate(rows)]
+
+
 def _inventory(doc: dict) -> Inventory:
-    sw = {s["name"]: s["lid"] for s in doc["switches"]}
-    names = {s["lid"]: s["name"] for s in doc["switches"]}
-    names.update({c["lid"]: f"{c['host']}/U{int(c['ca'].split('_')[-1]) + 1}" for c in doc["cas"]})
-    peer = {(c["host"], c["ca"]): (c["leaf"], c["leaf_port"]) for c in doc["cas"]}
-    up = {(sw[u["leaf"]], u["leaf_port"]): f"{u['leaf']}/P{u['leaf_port']} → {u['spine']}/P{u['spine_port']}"
-          for u in doc["uplinks"]}
-    return Inventory(names, peer, up, len(doc["switches"]), len(doc["cas"]), float(doc["rate_Gbps"]), doc["width"])
+    from helpers.core import inputs
+
+    switches, cas, uplinks = _rows(doc, "switches"), _rows(doc, "cas"), _rows(doc, "uplinks")
+    sw = {_name(s, "name", w): _int(s, "lid", w) for w, s in switches}
+    names = {v: k for k, v in sw.items()}
+    peer = {}
+    for w, c in cas:
+        unit = inputs.number(_name(c, "ca", w).split("_")[-1], what=f"{w}: ca (like mlx5_0)", integer=True)
+        names[_int(c, "lid", w)] = f"{_name(c, 'host', w)}/U{unit + 1}"
+        peer[(c["host"], c["ca"])] = (_name(c, "leaf", w), _int(c, "leaf_port", w))
+    up = {(sw[_name(u, "leaf", w)], _int(u, "leaf_port", w)):
+          f"{u['leaf']}/P{u['leaf_port']} → {_name(u, 'spine', w)}/P{_int(u, 'spine_port', w)}" for w, u in uplinks}
+    rate = inputs.number(doc["rate_Gbps"], what="rate_Gbps", allow_zero=False)
+    return Inventory(names, peer, up, len(switches), len(cas), float(rate), _name(doc, "width", "top level"))
 
 
 def infer_inventory(snap: ibparse.Snapshot) -> Inventory:

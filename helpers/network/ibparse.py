@@ -60,7 +60,7 @@ def parse_ibstat(text: str, notes: list | None = None) -> list[PortStatus]:
                 notes.append(f"ibstat on {host}: {ln.strip()[:120]}")
                 continue
             m = re.match(r"\s*CA '([^']+)'", ln)
-            pm = re.match(r"\s*Port (\d+):\s*$", ln)
+            pm = re.match(r"\s*Port ([0-9]+):\s*$", ln)
             if (m or pm) and port is not None:
                 if "Link layer" not in info:
                     notes.append(f"ibstat on {host}: {ca} port {port} is cut off after "
@@ -81,14 +81,14 @@ def parse_ibstat(text: str, notes: list | None = None) -> list[PortStatus]:
 def _port(host, ca, port, info) -> PortStatus:
     def num(k):
         v = (info.get(k) or "0").strip()
-        return int(v, 0) if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", v) else 0
+        return int(v, 0) if re.fullmatch(r"0x[0-9a-fA-F]+|[0-9]+", v) else 0
     return PortStatus(host, ca, port, info.get("CA type", ""), info.get("Firmware version", ""),
                       info.get("State", ""), info.get("Physical state", ""), _f(info.get("Rate", "")),
                       num("Base lid"), num("SM lid"), info.get("Port GUID", ""), info.get("Link layer", ""))
 
 
 def _f(v: str) -> float:
-    m = re.match(r"\s*([\d.]+)", v or "")
+    m = re.match(r"\s*([0-9.]+)", v or "")
     return float(m.group(1)) if m else 0.0
 
 
@@ -102,14 +102,14 @@ def parse_ibstatus(text: str) -> list[dict]:
     for host, lines in _split_hosts(text).items():
         cur = None
         for ln in lines:
-            m = re.match(r"\s*Infiniband device '([^']+)' port (\d+) status:", ln)
+            m = re.match(r"\s*Infiniband device '([^']+)' port ([0-9]+) status:", ln)
             if m:
                 cur = {"host": host, "ca": m.group(1), "port": int(m.group(2))}
                 out.append(cur)
             elif cur and (kv := _kv(ln)):
                 k, v = kv
                 if k == "rate":
-                    r = re.match(r"([\d.]+) Gb/sec \((\d+X) (\w+)\)", v)
+                    r = re.match(r"([0-9.]+) Gb/sec \(([0-9]+X) (\w+)\)", v)
                     if r:
                         cur.update(rate_Gbps=float(r.group(1)), width=r.group(2), speed=r.group(3))
                 elif k in ("state", "phys state"):

@@ -93,7 +93,7 @@ def _switch_failure(s, inv):
 
 def _link_down(s, inv):
     explained = {p for f in _switch_failure(s, inv) if f.component != "fabric"
-                 for p in re.findall(r"(\w+/mlx5_\d+)", f.evidence)}
+                 for p in re.findall(r"(\w+/mlx5_[0-9]+)", f.evidence)}
     out = []
     for p in _down_ports(s):
         if f"{p.host}/{p.ca}" in explained:
@@ -140,7 +140,7 @@ def _multipath(s, inv):
                                f"({clean} others clean)"))
     lids = {n: lid for lid, n in inv.names.items()}
     for stage, _, txt in (s.diagnet.issues() if s.diagnet else []):
-        m = re.match(r'(\S+)/P(\d+) - "(link_downed_counter|port_xmit_discards)" increased', txt)
+        m = re.match(r'(\S+)/P([0-9]+) - "(link_downed_counter|port_xmit_discards)" increased', txt)
         if m and (lids.get(m.group(1)), int(m.group(2))) in inv.uplinks:
             out.append(Finding("multipath_unstable", stage, txt))
     return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -158,6 +159,42 @@ def row(s: Summary) -> Row:
 
 # ---------------------------------------------------------------- running it on 127.0.0.1
 
+_RATE = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+RATE_RANGE_bps = (1e3, 1e12)       # 1 Kbit/s .. 1 Tbit/s: anything outside is a typo (0 would mean "unlimited")
+
+
+def bitrate_bps(text: str) -> float:
+    """Bits/s of an iperf3 ``-b`` rate (``100M``, ``1G``, ``2.5G/10`` with a burst of 10 packets; K/M/G/T are
+    powers of 1000, as iperf3 reads them); ValueError naming the value, the syntax and the range otherwise."""
+    s = str(text).strip()
+    lo, hi = RATE_RANGE_bps
+    fix = ("give bits/s as iperf3's -b takes them: a number with an optional K, M, G or T (x1000) and an optional "
+           "/burst, from 1K to 1T (e.g. 100M, 1G, 10G/8)")
+    rate, _, burst = s.partition("/")
+    scale = 1000 ** "KMGT".index(rate[-1].upper()) * 1000 if rate[-1:].upper() in ("K", "M", "G", "T") else 1
+    digits = rate[:-1] if scale > 1 else rate
+    if not _RATE.fullmatch(digits) or ("/" in s and not (burst.isascii() and burst.isdigit())):
+        raise ValueError(f"bitrate {s[:40]!r} is not a rate: {fix}")
+    try:
+        bps = inputs.number(digits, what=f"bitrate {s[:40]!r}") * scale
+    except inputs.BadInput as e:
+        raise ValueError(f"{e}: {fix}") from None
+    if not lo <= bps <= hi:
+        raise ValueError(f"bitrate {s[:40]!r} = {bps:g} bit/s is out of range: {fix}")
+    if burst and not 1 <= int(burst) <= 1000:
+        raise ValueError(f"bitrate {s[:40]!r}: the burst after '/' must be 1..1000 packets")
+    return bps
+
+
+def _bitrate_arg(text: str) -> str:
+    """``--bitrate``: checked at parse time (see :func:`bitrate_bps`), passed to iperf3 as typed."""
+    try:
+        bitrate_bps(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text.strip()
+
+
 def find_iperf3() -> str | None:
     """The iperf3 executable on PATH, or None."""
     return shutil.which("iperf3")
@@ -170,6 +207,8 @@ def client_command(exe: str, port: int, streams: int = 1, duration_s: int = 1, u
         raise ValueError(f"streams={streams}: use 1..128 parallel streams (-P)")
     if duration_s < 1 or duration_s > 60:
         raise ValueError(f"duration_s={duration_s}: use 1..60 s on localhost (-t)")
+    if bitrate is not None:
+        bitrate_bps(bitrate)
     cmd = [exe, "-c", "127.0.0.1", "-p", str(port), "-t", str(duration_s), "-J"]
     if streams > 1:
         cmd += ["-P", str(streams)]
@@ -221,7 +260,8 @@ def main(argv=None) -> int:
                     help="parallel streams to run, comma-separated (default 1,4)")
     ap.add_argument("--time", type=cli.bounded_int(1, 60), default=1, help="seconds per run (default 1)")
     ap.add_argument("--udp", action="store_true", help="UDP instead of TCP (with --bitrate)")
-    ap.add_argument("--bitrate", help="target rate, iperf3 syntax (e.g. 1G); UDP defaults to 1G")
+    ap.add_argument("--bitrate", type=_bitrate_arg,
+                    help="target rate in bit/s, iperf3 syntax, 1K..1T (e.g. 100M, 1G); UDP defaults to 1G")
     ap.add_argument("--reverse", action="store_true", help="server sends, client receives (-R)")
     results.add_output_args(ap)
     a = ap.parse_args(argv)

@@ -97,7 +97,9 @@ def lint(env: dict[str, str] | None = None) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers ncclenv", description=__doc__.split("\n")[0])
-    ap.add_argument("--lint", nargs="?", const="-", metavar="SCRIPT",
+    from helpers.core import cli
+
+    ap.add_argument("--lint", nargs="?", const="-", metavar="SCRIPT", type=cli.nonempty_path,
                     help="lint a job script's exports (or, without a file, this shell's environment)")
     a = ap.parse_args(argv)
     if a.lint:

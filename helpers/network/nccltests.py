@@ -62,8 +62,8 @@ class Log:
                 for r in self.rows if r.placement == placement]
 
 
-_ROW_START = re.compile(r"^\s*(\d+)\s+(\d+)\s+([a-z][a-z0-9_]*)\s+(.*)$", re.A)   # ASCII digits only
-_NUM = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|N/A|nan|inf)"
+_ROW_START = re.compile(r"^\s*([0-9]+)\s+([0-9]+)\s+([a-z][a-z0-9_]*)\s+(.*)$", re.A)   # ASCII digits only
+_NUM = r"[-+]?(?:[0-9]+\.?[0-9]*(?:e[-+]?[0-9]+)?|N/A|nan|inf)"
 
 
 def _num(s: str) -> float:
@@ -84,7 +84,7 @@ def _halves(rest: list[str]):
         redop = rest.pop(0)
         # a root column: full rows have 1 + 4 (+ 4) cells; in a cut row a negative integer is the root (-1),
         # never a time
-        if rest and re.fullmatch(r"-?\d+", rest[0], re.A) and (len(rest) in (5, 9) or rest[0].startswith("-")):
+        if rest and re.fullmatch(r"-?[0-9]+", rest[0], re.A) and (len(rest) in (5, 9) or rest[0].startswith("-")):
             root = int(rest.pop(0))
     halves = [rest[i:i + 4] for i in range(0, len(rest), 4)]
     return redop, root, halves
@@ -103,11 +103,11 @@ def parse(text: str, op: str | None = None) -> Log:
         raise ValueError(f"op={op!r}: known collectives are {OPS}")
     op = op or _op_name(text)
     ranks_seen, devices, rows, warnings, partial = {}, [], [], [], False
-    headers = len(re.findall(r"^#\s*nThread\s+\d+", text, re.M))
+    headers = len(re.findall(r"^#\s*nThread\s+[0-9]+", text, re.M))
     avg = None
     for ln in text.splitlines():
-        ln = re.sub(r"^\[\d+,\d+\]<std(?:out|err)>:", "", ln)          # mpirun --tag-output prefix
-        if (m := re.match(r"#\s+Rank\s+(\d+)\s+.*?device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$", ln)):
+        ln = re.sub(r"^\[[0-9]+,[0-9]+\]<std(?:out|err)>:", "", ln)          # mpirun --tag-output prefix
+        if (m := re.match(r"#\s+Rank\s+([0-9]+)\s+.*?device\s+[0-9]+\s+\[[^\]]*\]\s+(.+?)\s*$", ln)):
             r = int(m.group(1))
             if r in ranks_seen:
                 warnings.append(f"rank {r} appears twice in the header: these are separate runs of one rank each "
@@ -128,7 +128,7 @@ def parse(text: str, op: str | None = None) -> Log:
                 warnings.append(f"size {size}: the {placement} columns are cut off ({' '.join(h) or 'empty'})")
                 continue
             err = h[3]
-            wrong = int(float(err)) if re.fullmatch(r"\d+", err) else None
+            wrong = int(float(err)) if re.fullmatch(r"[0-9]+", err) else None
             at = f"nccl-tests row size {size} {placement}"
             rows.append(Row(op, placement, size, count, dtype, redop, root, _measured(h[0], f"{at}: time_us"),
                             _measured(h[1], f"{at}: algbw"), _measured(h[2], f"{at}: busbw"), wrong))

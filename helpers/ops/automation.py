@@ -39,8 +39,8 @@ class PlaybookRun:
 
 _TASK = re.compile(r"^TASK \[(?P<name>.*)\] \*+$")
 _STATE = re.compile(r"^(?P<state>ok|changed|failed|fatal|skipping): \[(?P<host>[^\]]+)\]")
-_RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=\d+\s+"
-                    r"failed=(?P<failed>\d+)\s+skipped=(?P<skipped>\d+)")
+_RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>[0-9]+)\s+changed=(?P<changed>[0-9]+)\s+unreachable=[0-9]+\s+"
+                    r"failed=(?P<failed>[0-9]+)\s+skipped=(?P<skipped>[0-9]+)")
 
 
 def _failure_message(line: str) -> str:

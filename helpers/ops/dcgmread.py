@@ -37,7 +37,7 @@ class DiagReport:
     complete: bool               # False when the table stops before its closing border (a run cut off)
 
 
-_GPU_RES = re.compile(r"^GPU(\d+):\s*(\w+)")
+_GPU_RES = re.compile(r"^GPU([0-9]+):\s*(\w+)")
 
 
 def parse_dcgmi_diag(text: str) -> DiagReport:
@@ -97,11 +97,11 @@ def parse_nvlink_status(text: str) -> tuple:
     ``link = -1``. Elision lines (``[...]``) are skipped: the caller counts only the links printed."""
     out, gpu = [], None
     for ln in text.splitlines():
-        g = re.match(r"^GPU (\d+): ([^(]+?)\s*(?:\(UUID:.*)?$", ln.strip())
+        g = re.match(r"^GPU ([0-9]+): ([^(]+?)\s*(?:\(UUID:.*)?$", ln.strip())
         if g:
             gpu = f"GPU {g.group(1)}: {g.group(2)}"
             continue
-        m = re.match(r"^\s*Link (\d+): (?:([\d.]+) GB/s|<inactive>)", ln)
+        m = re.match(r"^\s*Link ([0-9]+): (?:([0-9.]+) GB/s|<inactive>)", ln)
         if m and gpu:
             out.append(NvLink(gpu, int(m.group(1)), float(m.group(2)) if m.group(2) else None))
         elif gpu and re.search(r"Unable to retrieve NVLink information as all links are in ?active", ln, re.I):
@@ -125,7 +125,7 @@ class PromSample:
 
 
 _LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
-_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+-?\d+)?\s*$")
+_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+-?[0-9]+)?\s*$")
 
 
 def _unescape(v: str) -> str:
@@ -157,7 +157,13 @@ def parse_prometheus(text: str) -> tuple:
             pos = lm.end()
         v = m.group(3)
         value = {"+Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}.get(v)
-        out.append(PromSample(m.group(1), tuple(labels), float(v) if value is None else value,
+        try:                                      # float() alone would take '٧٩' and '1_0'
+            value = float(v) if value is None and v.isascii() and "_" not in v else value
+        except ValueError:
+            value = None
+        if value is None:
+            raise ValueError(f"line {n}: value {v[:40]!r} is not a number (ASCII digits only)")
+        out.append(PromSample(m.group(1), tuple(labels), value,
                               types.get(m.group(1), "untyped")))
     if not out:
         raise ValueError("no Prometheus samples (name{labels} value lines)")

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+SYSFS = "/sys/class/infiniband"
 CRITICAL = ("driver", "gpu_count", "xid", "nvlink", "ib_ports")
 
 
@@ -46,7 +47,7 @@ def _gpus(nvml) -> list[dict]:
     return nvml_gpus(nvml)[0] if nvml is not None else []
 
 
-def ib_port_states(sysfs: str | Path = "/sys/class/infiniband") -> dict[str, str]:
+def ib_port_states(sysfs: str | Path = SYSFS) -> dict[str, str]:
     """{"mlx5_0/1": "ACTIVE", …} from ``<sysfs>/<hca>/ports/<n>/state`` (which reads like ``4: ACTIVE``)."""
     from helpers.core import inputs
 
@@ -71,7 +72,7 @@ def read_kernel_log(timeout_s: float = 10.0) -> str | None:
     return p.stdout if p.returncode == 0 else None
 
 
-def run_checks(expect: Expect, nvml="auto", sysfs: str | Path = "/sys/class/infiniband",
+def run_checks(expect: Expect, nvml="auto", sysfs: str | Path = SYSFS,
                kernel_log: str | None = "auto") -> list[CheckResult]:
     from helpers.core.nvmlquery import load_nvml
     from helpers.ops import logs
@@ -161,12 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--expect-nvlink-links", type=cli.bounded_int(0, 64), default=0)
     c.add_argument("--expect-ib-ports", type=cli.bounded_int(0, 64), default=0)
     c.add_argument("--min-disk-free-GB", type=cli.bounded_float(0, 1e6), default=1.0)
-    c.add_argument("--sysfs", default="/sys/class/infiniband", help="InfiniBand sysfs root (a test can plant one)")
+    c.add_argument("--sysfs", type=cli.nonempty_path, default=SYSFS, help="InfiniBand sysfs root (a test can plant one)")
     c.add_argument("--kernel-log", type=cli.nonempty_path, default=None, help="a dmesg text file instead of dmesg")
     c.add_argument("--records-json", action="store_true",
                    help="print only {healthy, records} as JSON, without provenance (what the Ansible role reads)")
     results_mod.add_output_args(c)
     args = ap.parse_args(argv)
+    if args.sysfs != SYSFS and not Path(args.sysfs).is_dir():      # a typo must not read as "no IB ports here"
+        ap.error(f"--sysfs {args.sysfs!r} is not a folder: give an InfiniBand sysfs root like {SYSFS}")
     from helpers.core import inputs
 
     log = inputs.read_text(args.kernel_log, what="kernel log") if args.kernel_log else "auto"

@@ -36,7 +36,7 @@ class SdrSensor:
 
 
 def _reading(text: str) -> tuple[float | None, str]:
-    m = re.match(r"^(-?[\d.]+)\s*(?:\(\+/- [\d.]+\)\s*)?(.*)$", text.strip())
+    m = re.match(r"^(-?[0-9.]+)\s*(?:\(\+/- [0-9.]+\)\s*)?(.*)$", text.strip())
     if m and not text.strip().lower().startswith("0x"):
         return float(m.group(1)), m.group(2).strip()
     if text.strip().lower().startswith("0x"):                         # discrete sensors keep their hex value
@@ -61,7 +61,7 @@ def _verbose(text: str) -> tuple:
         if "Discrete" in " ".join(f):
             unit = "discrete"
         st = STATUS.get(f.get("Status", "ok").lower(), "ok") if f.get("Sensor Reading") else "absent"
-        th = tuple((v, float(f[k])) for k, v in _THRESH.items() if re.fullmatch(r"-?[\d.]+", f.get(k, "")))
+        th = tuple((v, float(f[k])) for k, v in _THRESH.items() if re.fullmatch(r"-?[0-9.]+", f.get(k, "")))
         out.append(SdrSensor(re.sub(r"\s*\(0x[0-9a-f]+\)$", "", f["Sensor ID"]), reading, unit, st,
                              f.get("Entity ID", "").split(" ")[0], tuple(asserted), th))
     return tuple(out)
@@ -103,7 +103,7 @@ class SelEvent:
 
 # the time may carry a zone or AM/PM (ipmitool ≥ 1.8.19 prints "%X %Z": "23:09:44 CET"); Pre-Init rows print a
 # ten-digit counter instead of a time; elist may add "| Reading 51 > Threshold 45 degrees C" after the direction
-_SEL = re.compile(r"^\s*([0-9a-fA-F]+)\s*\|\s*([\d/]+|Pre-Init)\s*\|\s*([^|]*?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)"
+_SEL = re.compile(r"^\s*([0-9a-fA-F]+)\s*\|\s*([0-9/]+|Pre-Init)\s*\|\s*([^|]*?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)"
                   r"\s*(?:\|\s*(Asserted|Deasserted)\s*)?(?:\|.*)?$")
 
 

@@ -105,12 +105,12 @@ def parse_gfd_labels(text: str) -> GfdLabels:
     f = dict(pairs)
     if "nvidia.com/gpu.product" not in f and "nvidia.com/gpu.count" not in f:
         raise ValueError("GPU feature discovery labels: no nvidia.com/gpu.product or nvidia.com/gpu.count label")
-    num = lambda k: float(f[k]) if re.fullmatch(r"\d+(\.\d+)?", f.get(k, "")) else None  # noqa: E731
+    num = lambda k: float(f[k]) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", f.get(k, "")) else None  # noqa: E731
     mem, in_bytes = num("nvidia.com/gpu.memory"), False
     if mem is not None and mem > 4e6:               # no GPU has 4 TiB: the label is in bytes
         mem, in_bytes = mem / 2**20, True
     mig = tuple((m.group(1), int(v)) for k, v in pairs
-                if (m := re.fullmatch(r"nvidia\.com/mig-(.+)\.count", k)) and v.isdigit())
+                if (m := re.fullmatch(r"nvidia\.com/mig-(.+)\.count", k)) and v.isascii() and v.isdigit())
     drv = f.get("nvidia.com/cuda.driver-version.full") or ".".join(
         f[k] for k in ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev")
         if f.get(k))

@@ -21,12 +21,12 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+),\s*(?P<rest>.*)$")
-_PID = re.compile(r"pid=(?:'?<unknown>'?|(?P<pid>\d+))")
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>[0-9]+),\s*(?P<rest>.*)$")
+_PID = re.compile(r"pid=(?:'?<unknown>'?|(?P<pid>[0-9]+))")
 _NAME = re.compile(r"name=(?P<name>[^,\s]+)")
 _FALLEN = re.compile(r"NVRM: (?:The NVIDIA GPU |GPU at (?:PCI:)?)(?P<pci>[0-9a-fA-F:.]+)")
 _STAMP = re.compile(r"^\s*(?:\[\s*(?P<stamp>[^\]]+)\]|(?P<sys>[A-Z][a-z]{2}\s+\d+\s[\d:]{8})\s\S+\s\S+:"
-                    r"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?))")
+                    r"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?))", re.A)   # ASCII digits only
 SHELL_PIPELINE = (r"grep -o 'NVRM: Xid (PCI:[0-9a-fA-F:.]*): [0-9]*' FILE"
                   r" | sed -E 's/.*PCI:([0-9a-fA-F:.]+)\): ([0-9]+)/\1 \2/'"
                   r" | awk '{n[$1 FS $2]++} END {for (k in n) print k, n[k]}' | sort")
@@ -97,7 +97,7 @@ def shell_xid_counts(path: str | Path, timeout_s: float = 30.0) -> pd.DataFrame 
 
 
 _SYSLOG = re.compile(r"^(?P<month>[A-Z][a-z]{2})\s+(?P<day>\d{1,2})\s(?P<time>\d\d:\d\d:\d\d)\s(?P<host>\S+)\s"
-                     r"(?P<program>[^\s:\[]+)(?:\[(?P<pid>\d+)\])?:\s(?P<message>.*)$")
+                     r"(?P<program>[^\s:\[]+)(?:\[(?P<pid>\d+)\])?:\s(?P<message>.*)$", re.A)   # ASCII digits only
 
 
 def parse_syslog(text: str) -> pd.DataFrame:

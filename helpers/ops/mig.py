@@ -224,8 +224,8 @@ def maximal_configs(gpu: str) -> list[dict[str, int]]:
 
 # ---- nvidia-smi output --------------------------------------------------------------------------------------
 
-_LGIP = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)/(\d+)\s+([\d.]+)\s+(Yes|No)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
-_LGIPP = re.compile(r"GPU\s+(\d+)\s+Profile ID\s+(\d+)\s+Placements?\s*:\s*\{([\d,]+)\}:(\d+)")
+_LGIP = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)/(\d+)\s+([\d.]+)\s+(Yes|No)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|", re.A)
+_LGIPP = re.compile(r"GPU\s+([0-9]+)\s+Profile ID\s+([0-9]+)\s+Placements?\s*:\s*\{([0-9,]+)\}:([0-9]+)")
 
 
 def parse_lgip(text: str) -> list[dict]:

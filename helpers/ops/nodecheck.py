@@ -47,20 +47,20 @@ def detect(text: str) -> str | None:
     m = lambda pat: re.search(pat, text, re.M) is not None  # noqa: E731
     if m(r'^\s*"nvidia\.com/gpu\.(product|count)"\s*:\s*"'):
         return "gfd-labels"
-    if m(r"^\s*Link \d+: [A-Za-z ]*(Errors|errors|events): (\d+|N/A)\s*$"):
+    if m(r"^\s*Link [0-9]+: [A-Za-z ]*(Errors|errors|events): ([0-9]+|N/A)\s*$"):
         return "nvlink-errors"
-    if m(r"^\|?\s*NvLink Link Status\s*\|?$") or m(r"^\s*gpuId \d+:\s*$"):
+    if m(r"^\|?\s*NvLink Link Status\s*\|?$") or m(r"^\s*gpuId [0-9]+:\s*$"):
         return "dcgmi-nvlink"
-    if m(r"^\s*\d+ GPUs? found") or m(r"^\s*\|\s*GPU ID\s*\|\s*Device Information"):
+    if m(r"^\s*[0-9]+ GPUs? found") or m(r"^\s*\|\s*GPU ID\s*\|\s*Device Information"):
         return "dcgmi-discovery"
-    if m(r"^\s*[0-9a-fA-F]+\s*\|\s*(\d\d/\d\d/\d{4}|Pre-Init)\s*\|"):
+    if m(r"^\s*[0-9a-fA-F]+\s*\|\s*([0-9][0-9]/[0-9][0-9]/[0-9]{4}|Pre-Init)\s*\|"):
         return "ipmitool-sel"
     if m(r"^Sensor ID\s+:") or m(r"^[^|\n]+\|[^|\n]+\|\s*(ok|ns|nc|cr|nr|lnc|unc|lcr|ucr|lnr|unr)\s*$") or \
             m(r"^[^|\n]+\|\s*[0-9A-Fa-f]{2}h\s*\|\s*(ok|ns|nc|cr|nr)\s*\|"):
         return "ipmitool-sdr"
     if m(r"^\|\s*(Diagnostic|DCGM Version)\s+\|"):
         return "dcgmi-diag"
-    if m(r"^\s*Link \d+: (?:[\d.]+ GB/s|<inactive>)") or "Unable to retrieve NVLink information" in text:
+    if m(r"^\s*Link [0-9]+: (?:[0-9.]+ GB/s|<inactive>)") or "Unable to retrieve NVLink information" in text:
         return "nvlink-status"
     if m(r"^DCGM_\w+(\{| )") or m(r"^# TYPE DCGM_"):
         return "dcgm-exporter"
@@ -104,11 +104,30 @@ def read_path(path: Path) -> list:
         raise ValueError(f"{path}: looks like {fmt} but cannot be read: {e}") from None
 
 
+MAX_FILES = 10_000          # a node's collected outputs are dozens of files; more means the wrong folder
+
+
+def _files(p: Path) -> list[Path]:
+    """The regular files under ``p`` (FIFOs and devices skipped), refused past MAX_FILES or an unreadable entry."""
+    out = []
+    try:
+        for f in p.rglob("*"):
+            if f.is_file() and f.name not in ("SOURCES.md", "README.md"):
+                out.append(f)
+            if len(out) > MAX_FILES:
+                raise ValueError(f"{p}: holds more than {MAX_FILES} files; point nodecheck at the outputs "
+                                 "collected from one node")
+    except OSError as e:
+        raise ValueError(f"{p}: cannot list {e.filename or p} ({e.strerror}); point nodecheck at the outputs "
+                         "collected from the node") from None
+    return sorted(out)
+
+
 def expand(paths: list[str]) -> list[Path]:
     out = []
     for p in map(Path, paths):
         if p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file() and f.name not in ("SOURCES.md", "README.md"))
+            files = _files(p)
             if not files:           # an empty folder is a wrong path, not a healthy node
                 raise ValueError(f"{p}: the folder holds no files; point nodecheck at the outputs collected from the node")
             out += files
@@ -137,10 +156,10 @@ def report(findings: list) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from helpers.core import results
+    from helpers.core import cli, results
 
     ap = argparse.ArgumentParser(prog="python -m helpers nodecheck", description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="+", help="tool outputs (files or folders) collected from one node")
+    ap.add_argument("paths", nargs="+", type=cli.nonempty_path, help="tool outputs (files or folders) collected from one node")
     results.add_output_args(ap)
     a = ap.parse_args(argv)
     try:

@@ -149,6 +149,7 @@ def _nvlink(text: str, source: str) -> list:
 
 
 def _exporter(text: str, source: str) -> list:
+    from helpers.core import inputs
     from helpers.ops.dcgmread import parse_prometheus
     from helpers.ops.logs import xid_table
 
@@ -157,7 +158,8 @@ def _exporter(text: str, source: str) -> list:
         gpu = f"GPU {s.label('gpu', '?')}" + (f" MIG {s.label('GPU_I_PROFILE')} id {s.label('GPU_I_ID')}"
                                               if s.label("GPU_I_ID") else "") + f" ({s.label('modelName', '?')})"
         if s.name.startswith("DCGM_FI_DEV_XID_ERRORS") or s.name == "DCGM_EXP_XID_ERRORS_COUNT":
-            xid = int(s.label("xid") or s.value) if (s.label("xid") or s.value) else 0
+            raw = s.label("xid") or (int(s.value) if float(s.value).is_integer() else s.value)
+            xid = inputs.number(raw, what=f"{s.name} (an Xid number)", integer=True) if raw else 0
             if xid and s.value:
                 act = xid_table()["action"].get(xid, "inspect")
                 out.append(Finding("Xid history", gpu, "failed" if act.startswith("drain") else "degraded",

@@ -31,12 +31,12 @@ def parse_nvlink_errors(text: str) -> NvLinkErrors:
     """``nvidia-smi nvlink -e`` (``--errorcounters``): ``GPU n: name (UUID: …)`` then ``Link k: Replay Errors: 0``."""
     out, gpu, elided = [], None, False
     for ln in text.splitlines():
-        g = re.match(r"^GPU (\d+): ([^(]+?)\s*(?:\(UUID:.*)?$", ln.strip())
+        g = re.match(r"^GPU ([0-9]+): ([^(]+?)\s*(?:\(UUID:.*)?$", ln.strip())
         if g:
             gpu = f"GPU {g.group(1)}: {g.group(2)}"
             continue
         elided |= bool(_ELIDED.match(ln))
-        m = re.match(r"^\s*Link (\d+): ([A-Za-z][\w ()/-]*?(?:Errors|errors|events|discards)): (\d+|N/A)\s*$", ln)
+        m = re.match(r"^\s*Link ([0-9]+): ([A-Za-z][\w ()/-]*?(?:Errors|errors|events|discards)): ([0-9]+|N/A)\s*$", ln)
         if m and gpu:
             out.append((gpu, int(m.group(1)), m.group(2), None if m.group(3) == "N/A" else int(m.group(3))))
     if not out:
@@ -63,7 +63,7 @@ def parse_dcgmi_nvlink(text: str) -> DcgmiLinks:
         if s in ("GPUs:", "NvSwitches:"):
             section = s[:-1]
             continue
-        e = re.match(r"^(gpuId|physicalId|NvSwitch(?: \w+)?)\s*(\d+):$", s)
+        e = re.match(r"^(gpuId|physicalId|NvSwitch(?: \w+)?)\s*([0-9]+):$", s)
         if e:
             cur = f"{e.group(1)} {e.group(2)}" if section != "NvSwitches" or e.group(1) != "physicalId" \
                 else f"NvSwitch {e.group(2)}"
@@ -89,13 +89,13 @@ class Discovery:
 
 def parse_dcgmi_discovery(text: str) -> Discovery:
     """``dcgmi discovery -l``: ``N GPUs found.`` and the ``| GPU ID | Device Information |`` table."""
-    m = re.search(r"(\d+) GPUs? found(?: \((\w+)\))?", text)
+    m = re.search(r"([0-9]+) GPUs? found(?: \((\w+)\))?", text)
     rows, cur = [], None
     for ln in text.splitlines():
         cols = [c.strip() for c in ln.strip().strip("|").split("|")] if ln.strip().startswith("|") else []
         if len(cols) < 2 or cols[0] == "GPU ID":
             continue
-        if cols[0].isdigit():
+        if cols[0].isascii() and cols[0].isdigit():
             cur = {"id": int(cols[0])}
             rows.append(cur)
         k, _, v = cols[1].partition(":")

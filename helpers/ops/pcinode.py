@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 _HEAD = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(.*)$")
-_SPEED = re.compile(r"Speed\s+([\d.]+)GT/s(?:\s*\((downgraded|ok)\))?")
-_WIDTH = re.compile(r"Width\s+x(\d+)(?:\s*\((downgraded|ok)\))?")
+_SPEED = re.compile(r"Speed\s+([0-9.]+)GT/s(?:\s*\((downgraded|ok)\))?")
+_WIDTH = re.compile(r"Width\s+x([0-9]+)(?:\s*\((downgraded|ok)\))?")
 
 
 @dataclass(frozen=True)

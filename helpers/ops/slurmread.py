@@ -90,7 +90,7 @@ def parse_sinfo(text: str) -> tuple:
         if "REASON" in head:
             row["REASON"] = " ".join(t[len(head) - 1:])
         out.append(SinfoRow(row.get("PARTITION", "").rstrip("*"), row.get("STATE", ""),
-                            int(row["NODES"]) if row.get("NODES", "").isdigit() else None,
+                            int(row["NODES"]) if row.get("NODES", "").isascii() and row["NODES"].isdigit() else None,
                             row.get("NODELIST", ""), row.get("REASON", "") if row.get("REASON") != "none" else ""))
     return tuple(out)
 
@@ -110,13 +110,13 @@ _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z_][A-Za-z0-9_:/]*)=")
 
 
 def _tres_gpus(tres: str) -> int:
-    m = re.search(r"(?:^|,)gres/gpu=(\d+)", tres or "")
+    m = re.search(r"(?:^|,)gres/gpu=([0-9]+)", tres or "")
     return int(m.group(1)) if m else 0
 
 
 def gres_gpus(gres: str) -> int:
     """GPUs a ``Gres=`` value declares: ``gpu:4``, ``gpu:a100:4(S:0-1)``, ``gpu:1080:7,gpu:block:1`` (→ 8)."""
-    return sum(int(m.group(1)) for m in re.finditer(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)(?=[(,]|$)", gres or ""))
+    return sum(int(m.group(1)) for m in re.finditer(r"(?:^|,)gpu(?::[^:,()]+)?:([0-9]+)(?=[(,]|$)", gres or ""))
 
 
 def parse_scontrol_node(text: str) -> tuple:
@@ -174,7 +174,7 @@ def parse_squeue(text: str) -> tuple:
         reason = where[1:-1] if where.startswith("(") else f.get("REASON", "")
         nodes = f.get("NODES", "")
         out.append(QueuedJob(f.get("JOBID", f.get("JOBID_RAW", "")), f.get("ST", f.get("STATE", "")),
-                             f.get("PARTITION", ""), f.get("USER", ""), int(nodes) if nodes.isdigit() else None,
+                             f.get("PARTITION", ""), f.get("USER", ""), int(nodes) if nodes.isascii() and nodes.isdigit() else None,
                              "" if where.startswith("(") else where, reason, tuple(f.items())))
     return tuple(out)
 

@@ -63,7 +63,7 @@ class Check:
 
 _DEV = re.compile(r"(?:(?P<dom>[0-9a-f]{4}):)?(?P<bdf>[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s+(?P<cls>[^\[]+?)\s*\[(?P<code>[0-9a-f]{4})\]:?"
                   r"\s*(?P<desc>.*?)\s*\[(?P<vd>[0-9a-f]{4}:[0-9a-f]{4})\](?:\s*\(rev [0-9a-f]+\))?\s*$", re.I)
-_GROUP_HEAD = re.compile(r"^IOMMU Group\s+(\d+)\s*:?\s*(.*)$")
+_GROUP_HEAD = re.compile(r"^IOMMU Group\s+([0-9]+)\s*:?\s*(.*)$")
 
 
 def parse_iommu_groups(text: str) -> dict[int, list[PCIDevice]]:

@@ -141,23 +141,23 @@ def _size(num: str, unit: str) -> float:
 
 
 def _si(v: str) -> float:
-    m = re.match(r"([\d.]+)([kKMG]?)", v)
+    m = re.match(r"([0-9.]+)([kKMG]?)", v)
     return float(m.group(1)) * {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)]
 
 
 def parse_text(text: str) -> list[TextResult]:
     """fio's default output (fio 2.x ``read : io=…, bw=…KB/s, iops=…`` and fio 3.x ``read: IOPS=…, BW=…``), also with
     a log prefix before every line. One TextResult per job group and direction."""
-    ver = (re.search(r"\bfio-(\d[\w.-]*)", text) or re.search(r"\bfio (\d[\w.-]*)", text))
+    ver = (re.search(r"\bfio-([0-9][\w.-]*)", text) or re.search(r"\bfio ([0-9][\w.-]*)", text))
     out, name, jobs, cur, pct_unit, pct_of = [], "?", 1, None, None, ""
     for ln in text.splitlines():
-        if (m := re.search(r"(\S+): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)", ln)):
+        if (m := re.search(r"(\S+): \(groupid=[0-9]+, jobs=([0-9]+)\): err=\s*([0-9]+)", ln)):
             name, jobs, cur, pct_unit = m.group(1), int(m.group(2)), None, None
             continue
-        m3 = re.search(r"\b(read|write|trim)\s*: IOPS=([\d.]+[kKM]?), BW=([\d.]+)([KMGT]?i?B)/s(?: \(([\d.]+)([kMGT]?B)/s\))?"
-                       r"\(([\d.]+)([KMGT]?i?B)/(\d+)msec\)", ln)
-        m2 = re.search(r"\b(read|write|trim)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMGT]?B)/s, iops=(\d+), "
-                       r"runt=\s*(\d+)msec", ln)
+        m3 = re.search(r"\b(read|write|trim)\s*: IOPS=([0-9.]+[kKM]?), BW=([0-9.]+)([KMGT]?i?B)/s(?: \(([0-9.]+)([kMGT]?B)/s\))?"
+                       r"\(([0-9.]+)([KMGT]?i?B)/([0-9]+)msec\)", ln)
+        m2 = re.search(r"\b(read|write|trim)\s*: io=([0-9.]+)([KMGT]?B), bw=([0-9.]+)([KMGT]?B)/s, iops=([0-9]+), "
+                       r"runt=\s*([0-9]+)msec", ln)
         if m3 or m2:
             if m3:     # "BW=11.0MiB/s (12.6MB/s)": the decimal figure in brackets, when printed, is the finer one
                 bw = (float(m3.group(5)) * {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[m3.group(6)]
@@ -175,13 +175,13 @@ def parse_text(text: str) -> list[TextResult]:
             continue
         if cur is None:
             continue
-        if (m := re.search(r"\b(clat|lat) \((nsec|usec|msec)\): min=[^,]+, max=[^,]+, avg=\s*([\d.]+)", ln)):
+        if (m := re.search(r"\b(clat|lat) \((nsec|usec|msec)\): min=[^,]+, max=[^,]+, avg=\s*([0-9.]+)", ln)):
             cur[f"{m.group(1)}_mean_us"] = float(m.group(3)) * _TIME_US[m.group(2)]
         elif (m := re.search(r"\b(clat|lat) percentiles \((nsec|usec|msec)\):", ln)):
             pct_unit, pct_of = _TIME_US[m.group(2)], m.group(1)
             cur["percentile_of"] = pct_of
         elif pct_unit and "|" in ln and "th=[" in ln:
-            for p, v in re.findall(r"([\d.]+)th=\[\s*(\d+)\]", ln):
+            for p, v in re.findall(r"([0-9.]+)th=\[\s*([0-9]+)\]", ln):
                 cur["percentiles_us"][float(p)] = float(v) * pct_unit
         elif pct_unit and "th=[" not in ln:
             pct_unit = None

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.core import cli, resources
+from helpers.core import cli, inputs, resources
 
 MANIFEST = "manifest.json"
 LABELS = "labels.csv"
@@ -51,6 +51,7 @@ def class_images(n_samples: int, n_classes: int = 4, shape=(3, 16, 16), seed: in
 
 def write(root: str | Path, images: np.ndarray, labels: dict[int, str], classes: list[str]) -> dict:
     """Write ``shard.npy``, ``labels.csv`` (rows only for the samples in ``labels``) and ``manifest.json``."""
+    classes = _classes(classes, "labels.write(classes=...)")
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     np.save(root / "shard.npy", images)
@@ -66,11 +67,47 @@ def write(root: str | Path, images: np.ndarray, labels: dict[int, str], classes:
 
 
 def read_labels(root: str | Path) -> list[tuple[int, str]]:
-    with open(Path(root) / LABELS, newline="") as f:
-        rows = list(csv.reader(f))
+    path = Path(root) / LABELS
+    rows = list(csv.reader(inputs.read_text(path, what="labels file").splitlines()))
     if not rows or rows[0] != ["sample", "label"]:
-        raise ValueError(f"{Path(root) / LABELS}: first row {rows[:1]}; expected the header sample,label")
-    return [(int(s), lab) for s, lab in rows[1:]]
+        raise ValueError(f"{path}: first row {rows[:1]}; expected the header sample,label")
+    bad = next((i for i, r in enumerate(rows[1:], 2) if len(r) != 2), None)
+    if bad is not None:
+        raise ValueError(f"{path} line {bad}: {rows[bad - 1]} is not one sample,label pair")
+    return [(inputs.number(s, what=f"{path}: sample id", integer=True, allow_negative=True), lab)
+            for s, lab in rows[1:]]
+
+
+def _classes(value, where: str) -> list[str]:
+    """The class names: a list of distinct, non-empty strings (a string such as "cat,dog" is refused: it would
+    be read as the classes c, a, t, ',' …)."""
+    if not isinstance(value, (list, tuple)):
+        hint = f' (write classes: {json.dumps(value.split(","))})' if isinstance(value, str) else ""
+        raise ValueError(f"{where}: classes {str(value)[:60]!r} is a {type(value).__name__}, not a list of class "
+                         f"names{hint}")
+    if not value or any(not isinstance(c, str) or not c.strip() for c in value) or len(set(value)) < len(value):
+        raise ValueError(f"{where}: classes {list(value)[:8]!r} must be distinct, non-empty class names")
+    return list(value)
+
+
+def _manifest(root: Path) -> dict:
+    """manifest.json, checked: samples a whole number ≥ 0, classes a list of names, files a list of
+    {path inside the folder, bytes, sha256}."""
+    path = root / MANIFEST
+    man = inputs.read_json(path, what="manifest")
+    if not isinstance(man, dict) or not {"samples", "classes", "files"} <= set(man):
+        raise ValueError(f"{path}: not a manifest (needs samples, classes, files); write one with labels.write")
+    man["samples"] = inputs.number(man["samples"], what=f"{path}: samples", integer=True)
+    man["classes"] = _classes(man["classes"], str(path))
+    files = man["files"]
+    if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("path"), str)
+                                              and isinstance(f.get("sha256"), str) for f in files):
+        raise ValueError(f"{path}: files must be a list of {{path, bytes, sha256}}; write it with labels.write")
+    for f in files:
+        if Path(f["path"]).is_absolute() or ".." in Path(f["path"]).parts or not f["path"].strip():
+            raise ValueError(f"{path}: file {f['path']!r} is not a path inside {root}")
+        f["bytes"] = inputs.number(f.get("bytes"), what=f"{path}: bytes of {f['path']!r}", integer=True)
+    return man
 
 
 @dataclass(frozen=True)
@@ -100,13 +137,11 @@ def verify(root: str | Path) -> LabelReport:
     root = Path(root)
     if not (root / MANIFEST).is_file():
         raise ValueError(f"{root}: no {MANIFEST}; write one with helpers.storage.labels.write")
-    man = json.loads((root / MANIFEST).read_text())
+    man = _manifest(root)
     bad = tuple(f["path"] for f in man["files"]
                 if not (root / f["path"]).is_file() or (root / f["path"]).stat().st_size != f["bytes"]
                 or sha256(root / f["path"]) != f["sha256"])
-    n, classes = int(man["samples"]), list(man["classes"])
-    if n < 0:
-        raise ValueError(f"{root / MANIFEST}: samples={n} is negative; write the manifest with labels.write")
+    n, classes = man["samples"], man["classes"]
     # the report lists every unlabelled sample: one Python int (and its slot in a tuple) each, at worst all n
     resources.require_memory(n * (sys.getsizeof(2**40) + 8), flag=f'"samples" in {root / MANIFEST}',
                              what=f"checking {n} samples (the report's list of unlabelled ones)")

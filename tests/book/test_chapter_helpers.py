@@ -40,11 +40,16 @@ def test_fleet_check_finds_planted_faults(h200_record, tmp_path):
     assert len(problems) == 2 and "n1" in problems[0] and "x8" in problems[1]
     with pytest.raises(ValueError, match="≥ 2 nodes"):
         overview.fleet_check({"only": h200_record})
-    for node, rep in fleet.items():
-        (tmp_path / f"{node}.json").write_text(json.dumps(rep))
-    assert overview.main(["fleet", *map(str, sorted(tmp_path.glob("*.json")))]) == 1
-    (tmp_path / "twin.json").write_text(json.dumps(fleet["n0"]))
-    assert overview.main(["fleet", str(tmp_path / "n0.json"), str(tmp_path / "twin.json")]) == 0
+    for node, rep in fleet.items():                 # `device --out` documents, each in its node's folder
+        (tmp_path / node).mkdir()
+        (tmp_path / node / "report.json").write_text(json.dumps({"provenance": {"host": node}, "records": [rep]}))
+    assert overview.main(["fleet", *map(str, sorted(tmp_path.glob("*/report.json")))]) == 1   # keyed by host
+    (tmp_path / "twin.json").write_text(json.dumps({"provenance": {"host": "n0"}, "records": [fleet["n0"]]}))
+    with pytest.raises(ValueError, match="both reports of host 'n0'"):
+        overview.main(["fleet", str(tmp_path / "n0" / "report.json"), str(tmp_path / "twin.json")])
+    (tmp_path / "plain.json").write_text(json.dumps(fleet["n0"]))     # `device --json`: names no host
+    with pytest.raises(ValueError, match="does not name its host"):
+        overview.main(["fleet", str(tmp_path / "plain.json"), str(tmp_path / "n1" / "report.json")])
 
 
 def test_speedups_and_limits():

@@ -55,3 +55,17 @@ def test_cli_errors_are_one_line(capsys):
 
     assert cli.run(ncu.main, ["parse", "/nonexistent.csv"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["1,5", "12,34", "1,,2", "1,024,5", "0,5"])
+def test_decimal_comma_is_refused_not_read_as_thousands(text):
+    """Issue 35: '1,5' (a decimal comma) was read as 15; ncu's real ',' groups thousands ('1,024'), kept."""
+    with pytest.raises(ValueError, match="LC_ALL=C"):
+        ncu.number(text, "byte")
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e400", "1.234.5"])
+def test_non_finite_and_malformed_values_are_refused(value):
+    head = '"ID","Process ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+    with pytest.raises(ValueError, match="ncu value"):
+        ncu.parse_csv(head + f'"0","1","k","dram__bytes.sum","byte","{value}"\n')

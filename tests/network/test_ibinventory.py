@@ -22,3 +22,22 @@ def test_inferred_inventory_knows_width_and_rate_only():
     inv = ibinventory.infer_inventory(ibparse.load_sample("healthy"))
     assert (inv.rate_Gbps, inv.width) == (400.0, "4X")
     assert (inv.switches, inv.cas, inv.names, inv.peer_leaf, inv.uplinks) == (0, 0, {}, {}, {})
+
+
+def test_inventory_values_are_checked(tmp_path):
+    """Issue 35: a NaN rate or an empty string where a name or number belongs was taken as is."""
+    import pytest
+
+    text = (ibparse.DATA / "fabric.yaml").read_text()
+    for old, new, words in (("rate_Gbps: 400", "rate_Gbps: .nan", "rate_Gbps: 'nan' is not a finite number"),
+                            ("rate_Gbps: 400", "rate_Gbps: 0", "rate_Gbps: '0' is zero"),
+                            ("{name: spine01,", '{name: "",', r"switches\[0\]: name '' is not a name"),
+                            ("host: gpu01,", 'host: "",', r"cas\[1\]: host '' is not a name"),
+                            ("lid: 6,", 'lid: "",', r"cas\[1\]: lid: '' is not an integer"),
+                            ("leaf_port: 17, spine: spine01, spine_port: 1}", "leaf_port: 17, spine: spine01, "
+                             "spine_port: \u0661}", r"uplinks\[0\]: spine_port: '\u0661' is not an integer"),
+                            ("width: 4X", "width: ''", "width '' is not a name")):
+        assert old in text
+        (tmp_path / "f.yaml").write_text(text.replace(old, new, 1))
+        with pytest.raises(ValueError, match=words):
+            ibinventory.load_inventory(tmp_path / "f.yaml")

@@ -120,3 +120,26 @@ def test_cli_parse_and_bad_file(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "helpers", "iperf", "--parse",
                           str(REAL / "recorded-here-iperf-3.12-truncated.json")], capture_output=True, text=True)
     assert bad.returncode == 2 and "not complete JSON" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("fast", "not a rate"), ("-1", "not a rate"), ("0", "out of range"), ("1e308", "out of range"),
+    ("1e400", "not a finite number"), ("nan", "not a rate"), ("2T", "out of range"), ("\u0661G", "not a rate"),
+    ("1G/0", "burst"), ("1G/", "not a rate")])
+def test_bitrate_must_be_a_plausible_rate(bad, words, capsys):
+    """Issue 35: --bitrate fast, negative, zero and 1e308 ran; a rate is 1K..1T bit/s, stated in the message."""
+    from helpers.core import cli
+
+    with pytest.raises(ValueError, match=words):
+        iperf.bitrate_bps(bad)
+    assert cli.run(iperf.main, [f"--bitrate={bad}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--bitrate" in err[0] and ("1K to 1T" in err[0] or "burst" in err[0])
+    with pytest.raises(ValueError, match=words):
+        iperf.client_command("iperf3", 5999, udp=True, bitrate=bad)
+
+
+def test_good_bitrates_pass_as_typed():
+    assert [iperf.bitrate_bps(b) for b in ("100M", "1G", "2.5g", "10G/8", "1e9", "1K", "1T")] == \
+        [1e8, 1e9, 2.5e9, 1e10, 1e9, 1e3, 1e12]
+    assert iperf._bitrate_arg(" 1G ") == "1G"

@@ -87,3 +87,11 @@ def test_exporter_v100_sm_clock():
 def test_nvlink_tab_indented_a100():
     links = dcgmread.parse_nvlink_status((REAL / "nvlink-status" / "nccl-tests-228-a100-tabs.txt").read_text())
     assert len(links) == 24 and len({lk.gpu for lk in links}) == 2 and {lk.speed_GBps for lk in links} == {25.0}
+
+
+def test_prometheus_values_are_ascii_numbers():
+    """Issue 35: float() takes '٧٩' and '1_0'; a scrape's value must be an ASCII number (or NaN/±Inf)."""
+    for bad in ("\u0667\u0669", "1_0", "abc"):
+        with pytest.raises(ValueError, match="line 1: value .* is not a number"):
+            dcgmread.parse_prometheus(f'DCGM_FI_DEV_XID_ERRORS{{gpu="0"}} {bad}\n')
+    assert dcgmread.parse_prometheus('x{gpu="0"} 79\n')[0].value == 79.0

@@ -70,3 +70,19 @@ def test_terraform_plan_offline_and_its_validation():
         f"gpu00{i} expect_gpus=8" for i in (1, 2, 3)]
     with pytest.raises(ValueError, match="between 1 and 1024"):
         automation.terraform_plan({"gpu_nodes": 0})
+
+
+def test_kernel_log_look_alike_xid_and_sysfs_typo(tmp_path, capsys):
+    """Issue 35: '٧٩' in a kernel log was read as Xid 79 (drain); a --sysfs typo read as "no IB ports here"."""
+    from helpers.core import cli
+
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[  1.0] NVRM: Xid (PCI:0000:01:00): \u0667\u0669, pid=1, name=x\n")
+    res = health.run_checks(health.Expect(0, 0, 0), nvml=None, sysfs=tmp_path, kernel_log=log.read_text())
+    assert next(r for r in res if r.name == "xid").status == "ok"
+    res = health.run_checks(health.Expect(0, 0, 0), nvml=None, sysfs=tmp_path, kernel_log=log.read_text()
+                            .replace("\u0667\u0669", "79"))
+    assert next(r for r in res if r.name == "xid").status == "fail"
+    for bad in ("--sysfs=/no/such/sysfs", "--sysfs="):
+        assert cli.run(health.main, ["check", bad, "--kernel-log", str(log)]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -56,3 +56,14 @@ def test_syslog_real():
     assert (df[df.program == "systemd"].pid == 1).all()
     df = logs.parse_syslog((REAL / "syslog" / "open-gpu-kernel-modules-1151-rm-init-failed.txt").read_text())
     assert (df.host == "fedora").all() and df.message.str.contains("rm_init_adapter failed").sum() == 3
+
+
+def test_only_ascii_digits_make_an_xid():
+    """Issue 35: '٧٩' (Arabic-Indic 79) was read as Xid 79 and the node drained; a look-alike is no Xid."""
+    for digits in ("\u0667\u0669", "\uff17\uff19", "\u0967\u096f"):       # Arabic-Indic, fullwidth, Devanagari
+        line = f"[ 1.0] NVRM: Xid (PCI:0000:01:00): {digits}, pid=1, name=x\n"
+        assert logs.xid_events(line).empty
+    ev = logs.xid_events("[ 1.0] NVRM: Xid (PCI:0000:01:00): 79, pid=\u0661\u0662, name=x\n")
+    assert list(ev.xid) == [79] and ev.pid.isna().all()             # the pid in look-alike digits is not read
+    df = logs.parse_syslog("Jan \u0661\u0662 10:00:00 h kernel[\u0663]: x\n")
+    assert df.empty and df.attrs["unparsed"] == 1                    # counted as unparsed, not read

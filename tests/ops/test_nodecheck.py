@@ -133,3 +133,25 @@ def test_every_real_file_is_listed_in_sources_and_read_by_name():
             if f.name != "SOURCES.md":
                 assert f"`{f.name}`" in sources, f"{folder}/{f.name} is not in SOURCES.md"
                 assert f.name in tests, f"{folder}/{f.name} is opened by no test in tests/ops by name"
+
+
+def test_exporter_xid_in_look_alike_digits_is_refused():
+    """Issue 35: an Xid label in Arabic-Indic digits was read as Xid 79 (a drain); it is refused, 79 still drains."""
+    line = 'DCGM_EXP_XID_ERRORS_COUNT{{gpu="0",xid="{}"}} 1\n'
+    (f,) = noderules._exporter(line.format("79"), "scrape")
+    assert f.status == "failed" and "Xid 79" in f.why
+    with pytest.raises(ValueError, match="not an integer"):
+        noderules._exporter(line.format("\u0667\u0669"), "scrape")
+
+
+def test_wrong_folder_is_refused_not_walked(tmp_path, monkeypatch, capsys):
+    """Issue 35: `nodecheck /` walked the whole disk and ended in PermissionError (exit 1); '' meant the cwd."""
+    from helpers.core import cli
+
+    for i in range(4):
+        (tmp_path / f"f{i}.txt").write_text("x\n")
+    monkeypatch.setattr(nodecheck, "MAX_FILES", 3)
+    assert cli.run(nodecheck.main, [str(tmp_path)]) == 2
+    assert "more than 3 files" in capsys.readouterr().err
+    assert cli.run(nodecheck.main, [""]) == 2
+    assert "empty path" in capsys.readouterr().err

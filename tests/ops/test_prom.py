@@ -76,3 +76,35 @@ def test_live_prometheus_scrapes_queries_and_fires_an_alert():
 def test_config_rejects_bad_targets():
     with pytest.raises(ValueError, match="targets"):
         promserver.config(["not a url"])
+
+
+def test_a_hung_promtool_is_killed_at_the_stated_timeout(tmp_path, monkeypatch, capsys):
+    """A promtool that never returns (and starts a sleeper of its own): `prom check` ends at PROMTOOL_TIMEOUT_S with
+    one stderr line naming the limit, and neither the fake nor its child is left running (issue 35)."""
+    import os
+    import time
+
+    from helpers.core import cli
+
+    fake = tmp_path / "promtool"
+    fake.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {tmp_path}/child\nsleep 600\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("BOOK_PROGRAM_TIMEOUT_S", raising=False)
+    monkeypatch.setattr(promserver, "PROMTOOL_TIMEOUT_S", 1.0)
+    t0 = time.monotonic()
+    assert cli.run(promserver.main, ["check"]) == 1               # a helper program that hung: exit 1, as every tool
+    assert time.monotonic() - t0 < 10
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "promtool did not finish within 1 s and was killed" in err
+    child = int((tmp_path / "child").read_text())
+
+    def running() -> bool:                      # a zombie or a vanished pid is gone
+        try:
+            return Path(f"/proc/{child}/stat").read_text().split()[2] != "Z"
+        except OSError:
+            return False
+    deadline = time.monotonic() + 5
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(), "promtool's child outlived the killed promtool"

@@ -56,3 +56,27 @@ def test_bad_input(tmp_path):
     (tmp_path / "labels.csv").write_text("id,class\n")
     with pytest.raises(ValueError, match="header"):
         labels.read_labels(tmp_path)
+
+
+def test_manifest_and_labels_are_checked(folder, capsys):
+    """Issue 35: classes given as a string ("cat,dog") ran, read as the classes c, a, t, ','…; refused with the fix."""
+    from helpers.core import cli
+
+    root, imgs, y, classes = folder
+    man = json.loads((root / "manifest.json").read_text())
+    for key, value, words in (("classes", "cat,dog", 'is a str, not a list of class names .write classes: \\["cat", "dog"\\]'),
+                              ("classes", ["cat", "cat"], "distinct, non-empty"), ("classes", ["cat", ""], "non-empty"),
+                              ("samples", -1, "negative"), ("samples", 1.5, "not an integer"),
+                              ("files", [{"path": "../x", "bytes": 1, "sha256": "0"}], "not a path inside")):
+        (root / "manifest.json").write_text(json.dumps({**man, key: value}))
+        with pytest.raises(ValueError, match=words):
+            labels.verify(root)
+        assert cli.run(labels.main, [str(root)]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    with pytest.raises(ValueError, match="not a list of class names"):
+        labels.write(root / "new", imgs, {}, "cat,dog")
+    (root / "manifest.json").write_text(json.dumps(man))
+    for body, words in (("sample,label\n\u0663,cat\n", "not an integer"), ("sample,label\n3,cat,dog\n", "line 2")):
+        (root / "labels.csv").write_text(body)
+        with pytest.raises(ValueError, match=words):
+            labels.read_labels(root)

@@ -43,3 +43,14 @@ def test_bad_input():
         memory.model_states(1e9, 4, 8)
     with pytest.raises(ValueError, match="pp=3"):
         memory.per_gpu(memory.ModelShape(32, 4096, 32), pp=3)
+
+
+def test_params_must_be_a_plausible_count(capsys):
+    from helpers.core import cli
+
+    for bad in ("1e-300", "0.5", "1e300", "nan"):            # issue 35: 1e-300 parameters ran
+        assert cli.run(memory.main, ["--params", bad]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--params" in err[0]
+    with pytest.raises(ValueError, match="finite parameter count"):
+        memory.model_states(float("nan"))

@@ -38,3 +38,20 @@ def test_launcher_size_must_match_the_mesh(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "2")
     with pytest.raises(ValueError, match="nproc_per_node=4"):
         mesh.run(dp=2, tp=2)
+
+
+def test_more_ranks_than_the_machine_runs_are_refused(monkeypatch, capsys, tmp_path):
+    """`mesh --dp 4 --tp 4` on a 2-core machine: exit 2 at once, one line with the limit and why, and nothing is
+    spawned or left in the temp dir (issue 35)."""
+    import os
+    import tempfile
+
+    from helpers.core import cli
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))     # our own temp dir: other runs cannot interfere
+    assert cli.run(mesh.main, ["--dp", "4", "--tp", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "16 local ranks: this machine runs at most 8 (4 ranks per CPU core" in err
+    assert "product is at most 8" in err
+    assert os.listdir(tmp_path) == []

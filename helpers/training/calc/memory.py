@@ -76,8 +76,8 @@ def model_states(n_params: float, zero_stage: int = 0, dp: int = 1, precision: s
     """Per-GPU bytes of weights, gradients and optimizer state for ZeRO ``zero_stage`` over ``dp`` ranks."""
     if zero_stage not in (0, 1, 2, 3):
         raise ValueError(f"zero_stage={zero_stage}: ZeRO stages are 0 (none), 1, 2, 3")
-    if dp < 1 or n_params <= 0:
-        raise ValueError(f"dp={dp}, n_params={n_params}: need dp >= 1 and a positive parameter count")
+    if dp < 1 or not 0 < n_params < float("inf"):          # NaN fails the comparison too
+        raise ValueError(f"dp={dp}, n_params={n_params}: need dp >= 1 and a positive, finite parameter count")
     if precision not in PRECISIONS:
         raise ValueError(f"precision={precision!r}: use one of {sorted(PRECISIONS)}")
     b = PRECISIONS[precision]
@@ -201,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     from helpers.core import results
 
     ap = argparse.ArgumentParser(prog="python -m helpers memory", description=__doc__.split("\n")[0])
-    ap.add_argument("--params", type=cli.bounded_float(0.0, 1e15, lo_open=True), default=7.5e9, help="parameter count Ψ (default: ZeRO's 7.5B)")
+    ap.add_argument("--params", type=cli.bounded_float(1.0, 1e15), default=7.5e9,
+                    help="parameter count Ψ, 1..1e15 (default: ZeRO's 7.5B)")
     ap.add_argument("--dp", type=cli.bounded_int(1, 10_000_000), default=64, help="data-parallel degree N_d")
     ap.add_argument("--precision", default="mixed-adam", choices=sorted(PRECISIONS))
     results.add_output_args(ap)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from helpers.core import cli, launch, results
+from helpers.core import cli, launch, procs, results
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,9 @@ def run(dp: int = 2, tp: int = 2, timeout_s: float = 60, backend: str | None = N
     if ws != dp * tp:
         raise ValueError(f"the launcher started {ws} ranks but a {dp} × {tp} mesh needs dp·tp = {dp * tp}: "
                          f"run torchrun --nproc_per_node={dp * tp}, or give --dp and --tp whose product is {ws}")
-    if dp * tp > 16:
-        raise ValueError(f"dp·tp = {dp * tp} ranks: this demo spawns processes on one machine; use ≤ 16")
+    if launch.env_rank() is None:             # spawned here: no more ranks than this machine runs in time
+        procs.check_local_ranks(dp * tp, f"give --dp and --tp whose product is at most "
+                                         f"{procs.local_rank_limit()[0]}, or run the mesh under torchrun")
     return list(launch.run(mesh_worker, dp * tp, dp, tp, backend=backend, timeout_s=timeout_s).results)
 
 

@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m helpers actmem", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("block", help="activation bytes of one block vs the formula, with/without checkpointing")
-    b.add_argument("--seq", default=None, help="comma-separated sequence lengths (default: 512,1024,2048 "
+    b.add_argument("--seq", type=cli.csv_of(cli.bounded_int(1, 1_000_000)), default=None,
+                   help="comma-separated sequence lengths (default: 512,1024,2048 "
                                                "on GPU, 32,64,128 on CPU)")
     b.add_argument("--batch", type=cli.bounded_int(1, 4096), default=None)
     b.add_argument("--hidden", type=cli.bounded_int(1, 65536), default=None)
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         kw = dict(n_layers=4, seq_len=2048, micro_batch=4, hidden=2048, n_heads=16) if gpu else {}
         results.emit(precision_compare(device=dev, **kw), "precision", a)
         return 0
-    seqs = [int(s) for s in (a.seq or ("512,1024,2048" if gpu else "32,64,128")).split(",")]
+    seqs = a.seq or ([512, 1024, 2048] if gpu else [32, 64, 128])
     recs = [measure_block(s, a.batch or (4 if gpu else 2), a.hidden or (4096 if gpu else 64),
                           a.heads or (32 if gpu else 4), "bf16", ck, dev) for s in seqs for ck in (False, True)]
     results.emit([{**results.to_dict(r), "ratio": r.ratio} for r in recs], "activation-memory", a,

@@ -8,6 +8,8 @@
 * :func:`worker` is a real training rank for ``torchrun``: DDP over gloo (NCCL on GPUs), a checkpoint every few
   steps written atomically by rank 0, resumed from on start; on the first attempt one rank kills itself with
   SIGKILL mid-run. :func:`run_job` launches it with ``--max-restarts`` and a timeout and returns what happened.
+  :func:`claim_folder` marks a job folder as elastic's (:data:`MARKER`) and refuses one holding a user's files
+  (``--resume`` continues from its ``ckpt.pt`` instead).
 
     python -m torch.distributed.run --standalone --nproc_per_node=2 --max-restarts=1 \\
         -m helpers.training.resilience.elastic --dir /tmp/job --steps 12 --every 4 --kill-rank 1 --kill-at 7
@@ -216,6 +218,37 @@ def killed_vs_uninterrupted(steps: int = 12, every: int = 4, kill_at: int = 7) -
     return {"killed": ja, "straight": jb, "bit_identical": same, "max_abs_diff": diff}
 
 
+MARKER = ".book-elastic-job"      # written first into a job folder: tells elastic's own folders from a user's
+
+
+def claim_folder(folder: str, resume: bool = False, rank: int = 0) -> str | None:
+    """Make ``folder`` this job's, or refuse it: a folder that holds files elastic did not write (no :data:`MARKER`)
+    is refused in one line naming a file and the fix, unless ``resume`` (then it must hold a ``ckpt.pt``, which the
+    job resumes from; the returned note says so). An empty folder, or one of elastic's own (a restart), is taken."""
+    d = Path(folder)
+    if (d / MARKER).exists():
+        return None                    # elastic's own folder: a restarted attempt resumes from its ckpt.pt
+    others = sorted(x.name for x in d.iterdir() if x.name != MARKER)
+    if others and not resume:
+        more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
+        raise ValueError(f"--dir {folder} holds {others[0]}{more}, which elastic did not write and would overwrite "
+                         "(final.pt, ckpt.pt, events.jsonl): give an empty or new folder, or --resume to continue "
+                         "from its ckpt.pt")
+    note = None
+    if resume:
+        if not (d / "ckpt.pt").exists():
+            raise ValueError(f"--resume: {folder} holds no ckpt.pt to resume from; drop --resume to start a new "
+                             "job in an empty or new folder")
+        note = f"elastic: resuming from {d / 'ckpt.pt'} (--resume); its final.pt is rewritten"
+    if rank == 0:
+        try:
+            with open(d / MARKER, "x") as f:
+                f.write("written by python -m helpers elastic: this folder is a job folder of its own\n")
+        except FileExistsError:
+            pass
+    return note
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -228,7 +261,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trust-checkpoint", action="store_true",
                     help="load DIR/ckpt.pt with full pickle (only a file you made: pickle can run code); "
                          "default: torch.load(weights_only=True)")
+    ap.add_argument("--resume", action="store_true",
+                    help="DIR holds a ckpt.pt that elastic did not write: resume from it (final.pt is rewritten)")
     a = ap.parse_args(argv)
+    from helpers.core import launch
+    env = launch.env_rank()
+    note = claim_folder(a.dir, a.resume, env[0] if env else 0)
+    if note:
+        print(note, file=sys.stderr)
+    if env is None:                    # not under torchrun: a one-rank job on this machine
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", str(launch.free_port()))
     worker(a.dir, a.steps, a.every, a.kill_rank, a.kill_at, a.trust_checkpoint)
     return 0
 
