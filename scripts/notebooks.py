@@ -6,6 +6,7 @@
     python scripts/notebooks.py sources [PATH ...]         # .md sources → .ipynb, stored outputs kept (a rename)
     python scripts/notebooks.py run-fresh --out DIR [PATH ...]   # execute into DIR, fail on any cell error
                                                            # (the GPU check: outputs differ from stored CPU ones)
+    python scripts/notebooks.py run-fresh --out DIR --without PKG,PKG [PATH ...]   # as where PKGs are absent
 
 Execution is deterministic: the kernel's working directory is the notebook's folder, no per-cell timing
 metadata is recorded, the kernel runs in the portable numeric mode of ``scripts/numeric_env.py`` (the same on any
@@ -158,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("paths", nargs="*")
     ap.add_argument("--out", help="run-fresh: folder for the executed copies")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    ap.add_argument("--without", default="", help="run-fresh: packages the kernels cannot import (comma-separated)")
     args = ap.parse_intermixed_args(argv)  # options may come before or after the paths
+    if args.without and args.command != "run-fresh":
+        ap.error("--without goes with run-fresh")
     os.environ.update(KERNEL_ENV)
     targets = resolve(args.paths)
     if args.command == "list":
@@ -186,6 +190,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or "_build/fresh")
     out.mkdir(parents=True, exist_ok=True)
     failed = []
+    if args.without:
+        from scripts import without
+        try:
+            names = without.parse(args.without)
+        except ValueError as e:
+            ap.error(str(e))
+        blocker = without.install(names)
+        print(f"run-fresh as on a machine without {', '.join(names)}", flush=True)
     for ipynb in targets:
         nb = jupytext.read(ipynb.with_suffix(".md"))
         t0 = time.perf_counter()
@@ -198,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(ipynb)
         nbformat.write(nb, out / ipynb.name)
         print(f"{rel(ipynb)}: {status} ({time.perf_counter() - t0:.1f} s)", flush=True)
+    if args.without:
+        import shutil
+        shutil.rmtree(blocker, ignore_errors=True)
     return 1 if failed else 0
 
 

@@ -112,7 +112,9 @@ def test_sigterm_removes_the_dataload_dataset(tmp_path):
 def test_sighup_removes_the_iobench_work_file(tmp_path):
     import signal
 
-    code, err = _stop_midway(tmp_path, ["iobench", "--path", str(tmp_path), "--size", "64MiB", "--runtime", "5"],
+    # 256 MiB: the suite lasts seconds, so the signal lands mid-run even when this test is slow to notice the file
+    # (with 64 MiB a loaded machine once saw the whole suite finish, exit 0, before the SIGHUP arrived)
+    code, err = _stop_midway(tmp_path, ["iobench", "--path", str(tmp_path), "--size", "256MiB", "--runtime", "5"],
                              signal.SIGHUP, lambda: any(p.suffix == ".dat" for p in tmp_path.iterdir()))
     assert code != 0 and "Traceback" not in err, err
     assert list(tmp_path.iterdir()) == []
