@@ -9,7 +9,7 @@ NB    ?=
 export BOOK_QUIET := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: help install notebooks check glossary static book book-html book-zh test unit nbval bench bench-io record-h200 test-gpu clean \
+.PHONY: help install notebooks check glossary static book book-zh test unit nbval bench bench-io record-h200 test-gpu clean \
         weights browsercheck student slides
 
 help:
@@ -53,10 +53,6 @@ static: install
 	$(PY) scripts/static_assets.py
 
 book: install glossary static
-	@$(MAKE) --no-print-directory book-html
-
-# The two builds alone (glossary and static assets already made): what make test runs alongside the unit tests.
-book-html: install
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	$(PY) scripts/zh.py build
 	@echo "book: $$(pwd)/_build/html/index.html  中文: $$(pwd)/_build/html/zh/index.html"
@@ -86,11 +82,9 @@ BROWSER_PAGES ?= index.html search.html \
                  chapters/08-communication/communication.html chapters/28-performance-modelling/performance_modelling.html \
                  zh/chapters/08-communication/communication.zh.html
 STAGE = $(MAKE) --no-print-directory
-# The book builds alongside the unit tests (+book: they spend part of their time waiting on timeouts and child
-# processes); the glossary page and the static assets are made before both, so no test reads a file being rewritten.
 test: install
-	@$(PY) scripts/stages.py preflight="$(PY) scripts/preflight.py" check="$(STAGE) check" \
-	  assets="$(STAGE) glossary static" unit="$(STAGE) unit" +book="$(STAGE) book-html" nbval="$(STAGE) nbval" \
+	@$(PY) scripts/stages.py preflight="$(PY) scripts/preflight.py" check="$(STAGE) check" unit="$(STAGE) unit" \
+	  nbval="$(STAGE) nbval" book="$(STAGE) book" \
 	  browsercheck="$(STAGE) browsercheck BROWSER_ARGS='$(foreach p,$(BROWSER_PAGES),--pages $(p))'"
 
 # ---- the book as readers and instructors use it (issue 16) ----
