@@ -20,11 +20,11 @@ left as the machine sets it (some machines set it because older OpenBLAS builds 
 So an output that still depends on BLAS kernels is compared at a stated tolerance or glued rounded.
 
 The proof: the float-sensitive notebooks (``KERNEL_CHECK``: training runs, GEMMs, fp8 casts, the figures whose data
-come from exp/log/pow) are stored under ``PORTABLE`` but checked by `make nbval` under ``OTHER_KERNELS`` (torch's
-``default`` capability, MKL's SSE2 branch, numpy without AVX2, oneDNN at SSE4.1, numpy's OpenBLAS on its generic
-SSE3 kernels) and with another hash seed: every
-compared output of theirs must come out the same with other kernels and another set order, or nbval fails naming
-the cell. The other notebooks are checked under ``PORTABLE``.
+come from exp/log/pow) are stored under ``PORTABLE`` but checked by `make nbval` (``scripts/nbval_modes.py``) under
+``OTHER_KERNELS`` — torch's ``default`` capability, MKL's SSE2 branch, numpy without AVX2, oneDNN at SSE4.1, numpy's
+OpenBLAS on its generic SSE3 kernels — and hash seed 1: every compared output of theirs must come out the same with
+other kernels and another set order, or nbval fails naming the cell. The other notebooks are checked under
+``PORTABLE``.
 """
 from __future__ import annotations
 
