@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +18,14 @@ from helpers.core import cli, launch, rankenv, rankerrors
 from tests import rank_workers as w
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _own_tmp(tmp_path, monkeypatch):
+    """A failed run keeps its named rank logs: in this test's folder, never in the machine's /tmp."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
 # a distributed tool in miniature: the shared options (and so the per-run folder), then ranks that hang
 TOOL = ("import sys; from helpers.core import cli, launch; from tests import rank_workers as w\n"
         "def main(argv):\n"
