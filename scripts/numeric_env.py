@@ -61,9 +61,10 @@ def split_notebooks() -> tuple[list[str], list[str]]:
     """The book's notebooks (``_toc.yml`` order) as (checked under PORTABLE, checked under OTHER_KERNELS)."""
     from scripts import notebooks                      # it imports this module: import here, not at the top
     paths = [notebooks.rel(p) for p in notebooks.toc_notebooks()]
-    kernel = [p for p in paths if any(p == k or p.startswith(k + "/") or p.startswith(k + ".") for k in KERNEL_CHECK)]
-    missing = [k for k in KERNEL_CHECK if not any(p == k or p.startswith(k + "/") or p.startswith(k + ".")
-                                                  for p in paths)]
+    def under(p: str, k: str) -> bool:               # a chapter folder's notebook, or book/NAME.ipynb
+        return p == k or p.startswith(k + "/") or p.startswith(k + ".")
+    kernel = [p for p in paths if any(under(p, k) for k in KERNEL_CHECK)]
+    missing = [k for k in KERNEL_CHECK if not any(under(p, k) for p in paths)]
     if missing:
         raise SystemExit(f"numeric_env: KERNEL_CHECK names {missing}, which _toc.yml does not list: fix KERNEL_CHECK")
     return [p for p in paths if p not in kernel], kernel

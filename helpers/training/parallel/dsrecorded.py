@@ -20,13 +20,18 @@ from helpers.training.parallel import dszero
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "dszero_gloo_2ranks.json"   # Lab 6's call, on CPU
 
 
+def _call(kw: dict) -> dict:
+    """The call as JSON stores it (tuples as lists), to compare with the recorded one."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()}
+
+
 def compare_or_recorded(**kw) -> list[dszero.ZeroRankRun]:
     """``compare(**kw)``; where DeepSpeed is not installed and ``kw`` is the call that wrote ``RECORDED`` (chapter 06's
     Lab 6), that recorded run instead, saying so — the chapter's later cells then read a real run, not an error."""
     if importlib.util.find_spec("deepspeed") is not None or not RECORDED.exists():
         return dszero.compare(**kw)
     doc = json.loads(RECORDED.read_text())
-    if doc["call"] != {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()}:
+    if doc["call"] != _call(kw):
         return dszero.compare(**kw)                           # another call: the clear "not installed" error
     print(f"DeepSpeed is not installed on this machine (pip install deepspeed==0.19.8): this lab shows the run "
           f"recorded on {doc['provenance']['machine']} on {doc['provenance']['date']} ({RECORDED.name}).")
@@ -39,9 +44,8 @@ def record(path: Path = RECORDED, **kw) -> Path:
     import platform
     import time
     runs = dszero.compare(**kw)
-    call = {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()}
     prov = {"machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, {runs[0].world_size} Gloo ranks",
             "date": time.strftime("%Y-%m-%d"), "deepspeed": runs[0].deepspeed_version}
-    path.write_text(json.dumps({"call": call, "provenance": prov, "runs": [dataclasses.asdict(r) for r in runs]},
+    path.write_text(json.dumps({"call": _call(kw), "provenance": prov, "runs": [dataclasses.asdict(r) for r in runs]},
                                indent=1) + "\n")
     return path
